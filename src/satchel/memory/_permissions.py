@@ -1,0 +1,243 @@
+"""The one permission gate of satchel's memory.
+
+Every write a backend performs on a block goes through :func:`authorize` first:
+append, overwrite (``set``, ``replace``, text updates), kind changes (``archive``,
+``load``, ``swap``), delete, and share/unshare. Reading is always allowed to the owner
+and to every agent the block is shared with; any other agent cannot even see it.
+
+The rules are data, :data:`RULES`, the table of DESIGN §4 plus two rows it leaves open,
+decided here:
+
+============  =========================  ====================  =====================
+operation     allowed at                 needs consent at      denied at
+============  =========================  ====================  =====================
+append        append, read_write, admin  partner, human        read_only
+overwrite     read_write, admin          partner, human        append, read_only
+kind_change   read_write, admin          partner, human        append, read_only
+share         read_write, admin          partner, human        append, read_only
+delete        admin                      (none)                every other level
+============  =========================  ====================  =====================
+
+* A kind change moves a block in or out of the context window, which changes what the
+  agent sees as much as an overwrite does, so it follows the overwrite row.
+* Sharing hands the block to someone else. Only the owner may share or unshare, at the
+  overwrite row of its own level, and never at a level above the block's own
+  permission (no escalation through a friend).
+
+The *effective level* is ``block.permission`` for the owner and the share's level for
+a recipient. On "needs consent", the gate asks the injected :class:`ConsentHandler`
+(a ``PermissionBroker`` is one); without a handler it raises
+:class:`~satchel.ConsentRequiredError`, and a refusal raises
+:class:`~satchel.PermissionDeniedError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from satchel._errors import ConsentRequiredError, PermissionDeniedError
+from satchel.memory._models import Block, Permission
+
+__all__ = [
+    "RULES",
+    "ConsentHandler",
+    "ConsentRequest",
+    "Operation",
+    "Verdict",
+    "authorize",
+    "effective_permission",
+    "verdict",
+]
+
+
+class Operation(StrEnum):
+    """The kinds of write the permission table knows."""
+
+    APPEND = "append"
+    """Add text at the end of a block."""
+    OVERWRITE = "overwrite"
+    """Replace part or all of a block's text (``set``, ``replace``)."""
+    KIND_CHANGE = "kind_change"
+    """Move a block between core, working and archival (``archive``, ``load``,
+    ``swap``)."""
+    DELETE = "delete"
+    """Remove a block."""
+    SHARE = "share"
+    """Share a block with another agent, or stop sharing it."""
+
+
+class Verdict(StrEnum):
+    """What the table says about an operation at a level."""
+
+    ALLOW = "allow"
+    CONSENT = "consent"
+    DENY = "deny"
+
+
+def _row(allow: set[Permission], consent: set[Permission]) -> Mapping[Permission, Verdict]:
+    row = {
+        level: Verdict.ALLOW
+        if level in allow
+        else Verdict.CONSENT
+        if level in consent
+        else Verdict.DENY
+        for level in Permission
+    }
+    return MappingProxyType(row)
+
+
+_P = Permission
+_WRITE_ROW = _row({_P.READ_WRITE, _P.ADMIN}, {_P.PARTNER, _P.HUMAN})
+
+RULES: Mapping[Operation, Mapping[Permission, Verdict]] = MappingProxyType(
+    {
+        Operation.APPEND: _row({_P.APPEND, _P.READ_WRITE, _P.ADMIN}, {_P.PARTNER, _P.HUMAN}),
+        Operation.OVERWRITE: _WRITE_ROW,
+        Operation.KIND_CHANGE: _WRITE_ROW,
+        Operation.SHARE: _WRITE_ROW,
+        Operation.DELETE: _row({_P.ADMIN}, set()),
+    }
+)
+"""The permission table: ``RULES[operation][level]`` is the :class:`Verdict`."""
+
+
+def verdict(operation: Operation, level: Permission) -> Verdict:
+    """Look up the table.
+
+    Example:
+        >>> verdict(Operation.APPEND, Permission.HUMAN)
+        <Verdict.CONSENT: 'consent'>
+    """
+    return RULES[operation][level]
+
+
+def effective_permission(block: Block, agent: str) -> Permission | None:
+    """The level at which ``agent`` acts on ``block``: the block's own permission for
+    its owner, the share's permission for a recipient, ``None`` for anyone else (who
+    may not even read it)."""
+    if agent == block.agent:
+        return block.permission
+    return block.shares.get(agent)
+
+
+class ConsentRequest(BaseModel):
+    """What a :class:`ConsentHandler` is asked to approve.
+
+    Attributes:
+        scope: Always ``"memory_edit"`` for memory writes.
+        label: The block's label.
+        owner: The agent that owns the block.
+        agent: The agent asking to write.
+        operation: The kind of write.
+        permission: The level the agent acts at (the reason consent is needed).
+        reason: A short sentence for the human: what would change.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scope: Literal["memory_edit"] = "memory_edit"
+    label: str
+    owner: str
+    agent: str
+    operation: Operation
+    permission: Permission
+    reason: str
+
+
+@runtime_checkable
+class ConsentHandler(Protocol):
+    """Asks a human (or a policy) whether a write that needs consent may go ahead.
+
+    A ``PermissionBroker`` implements this; so does any async callable with this shape.
+    It returns ``True`` to approve this one write and ``False`` to refuse.
+
+    Example:
+        >>> async def always_yes(request: ConsentRequest) -> bool:
+        ...     return True
+    """
+
+    async def __call__(self, request: ConsentRequest, /) -> bool:
+        """Decide on ``request``."""
+        ...
+
+
+async def authorize(
+    operation: Operation,
+    *,
+    block: Block,
+    agent: str,
+    consent: ConsentHandler | None,
+    reason: str,
+    share_level: Permission | None = None,
+) -> Permission:
+    """The gate every write goes through. Returns the level the write was allowed at.
+
+    Args:
+        operation: The kind of write.
+        block: The block as read just before the write.
+        agent: The agent acting.
+        consent: Who to ask when the table says consent; ``None`` means nobody.
+        reason: What the write would do, for a consent prompt.
+        share_level: For :attr:`Operation.SHARE`, the level being granted (``None``
+            when unsharing).
+
+    Raises:
+        PermissionDeniedError: The table says no, the agent may not touch the block,
+            or a consent handler refused.
+        ConsentRequiredError: Consent is needed and there is no handler.
+    """
+    level = effective_permission(block, agent)
+    details = {"label": block.label, "owner": block.agent, "operation": operation.value}
+    if level is None:
+        raise PermissionDeniedError(
+            f"agent {agent!r} has no access to block {block.label!r}", details=details
+        )
+    details["permission"] = level.value
+    if operation is Operation.SHARE:
+        if agent != block.agent:
+            raise PermissionDeniedError(
+                f"only the owner {block.agent!r} may share or unshare block "
+                f"{block.label!r}",
+                details=details,
+            )
+        if share_level is not None and share_level > block.permission:
+            raise PermissionDeniedError(
+                f"cannot share block {block.label!r} at {share_level.value!r}: above the "
+                f"block's own permission {block.permission.value!r}",
+                details=details,
+            )
+    match verdict(operation, level):
+        case Verdict.ALLOW:
+            return level
+        case Verdict.DENY:
+            raise PermissionDeniedError(
+                f"{operation.value} on block {block.label!r} is not allowed at permission "
+                f"{level.value!r}",
+                details=details,
+            )
+        case Verdict.CONSENT:
+            request = ConsentRequest(
+                label=block.label,
+                owner=block.agent,
+                agent=agent,
+                operation=operation,
+                permission=level,
+                reason=reason,
+            )
+            if consent is None:
+                raise ConsentRequiredError(
+                    f"{operation.value} on block {block.label!r} needs a human's consent "
+                    f"at permission {level.value!r}",
+                    details=details,
+                )
+            if not await consent(request):
+                raise PermissionDeniedError(
+                    f"consent to {operation.value} block {block.label!r} was refused",
+                    details=details,
+                )
+            return level

@@ -1,0 +1,247 @@
+"""The :class:`MemoryStore` protocol every memory backend implements.
+
+It is backend-neutral on purpose: SQLite (:class:`~satchel.memory.SQLiteStore`) and
+PostgreSQL implement it and run the same contract test suite (``tests/memory``).
+
+Conventions shared by every method:
+
+* The first argument, ``agent``, names the agent acting. Agents are created implicitly
+  by their first write; an agent only ever sees its own memory plus the blocks shared
+  with it.
+* A block is addressed by ``label``. The owner uses the bare label. A recipient of a
+  shared block uses the bare label too, unless it owns a block with the same label
+  (its own wins) or two owners shared that label with it; then it writes
+  ``owner/label``. ``owner/label`` always works for a shared block.
+* Every write to a block passes the permission gate
+  (:func:`satchel.memory._permissions.authorize`), which may ask the store's consent
+  handler.
+* Failures raise the memory errors of :mod:`satchel._errors`: :class:`NotFoundError`,
+  :class:`AlreadyExistsError`, :class:`VersionConflictError`, :class:`CharLimitError`,
+  :class:`PermissionDeniedError`, :class:`ConsentRequiredError`, and
+  :class:`StorageError` when the database underneath fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from satchel.memory._models import (
+    Block,
+    BlockKind,
+    Domain,
+    Message,
+    Permission,
+    Role,
+    SearchFilters,
+    SearchHit,
+    SearchMode,
+)
+
+__all__ = ["MemoryStore", "ProgressCallback"]
+
+ProgressCallback = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` during long work such as re-embedding."""
+
+
+@runtime_checkable
+class MemoryStore(Protocol):
+    """Async storage and search for blocks (core, working, archival) and messages."""
+
+    async def create_block(
+        self,
+        agent: str,
+        label: str,
+        value: str = "",
+        *,
+        description: str = "",
+        kind: BlockKind = BlockKind.CORE,
+        permission: Permission = Permission.READ_WRITE,
+        char_limit: int | None = None,
+        pinned: bool = False,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Block:
+        """Create a block owned by ``agent``.
+
+        Raises:
+            AlreadyExistsError: ``agent`` already owns a block with that label.
+            CharLimitError: ``value`` is longer than ``char_limit`` (hard limits).
+            ValueError: The label or agent name is invalid.
+        """
+        ...
+
+    async def get_block(self, agent: str, label: str) -> Block:
+        """Read one block ``agent`` owns or that is shared with it.
+
+        Raises:
+            NotFoundError: No such block visible to ``agent``.
+        """
+        ...
+
+    async def list_blocks(
+        self, agent: str, kinds: Collection[BlockKind] | None = None
+    ) -> list[Block]:
+        """Every block ``agent`` owns or that is shared with it, optionally of some kinds
+        only, ordered by kind (core, working, archival), then owner, then label."""
+        ...
+
+    async def update_block_text(
+        self,
+        agent: str,
+        label: str,
+        value: str,
+        *,
+        expected_version: int | None = None,
+        description: str | None = None,
+    ) -> Block:
+        """Overwrite a block's value (and optionally its description).
+
+        Args:
+            agent: The agent acting.
+            label: The block.
+            value: The new text.
+            expected_version: If given, the write only happens while the block is still
+                at this version.
+            description: A new description, or ``None`` to keep it.
+
+        Raises:
+            VersionConflictError: The block moved past ``expected_version``.
+            CharLimitError: ``value`` is longer than the block's limit.
+        """
+        ...
+
+    async def append_to_block(
+        self, agent: str, label: str, text: str, *, separator: str = "\n"
+    ) -> Block:
+        """Append ``text`` atomically; ``separator`` goes in between unless the block is
+        empty. Concurrent appends all land, in some order.
+
+        Raises:
+            CharLimitError: The block would grow past its limit.
+        """
+        ...
+
+    async def replace_in_block(
+        self,
+        agent: str,
+        label: str,
+        old: str,
+        new: str,
+        *,
+        expected_version: int | None = None,
+    ) -> Block:
+        """Replace the one occurrence of ``old`` with ``new``.
+
+        Raises:
+            NotFoundError: ``old`` does not occur (the details say ``matches: 0``).
+            MemoryStoreError: ``old`` occurs more than once (``details["matches"]``
+                says how many times).
+        """
+        ...
+
+    async def delete_block(
+        self, agent: str, label: str, *, expected_version: int | None = None
+    ) -> Block:
+        """Delete a block and return it as it was."""
+        ...
+
+    async def set_kind(
+        self,
+        agent: str,
+        label: str,
+        kind: BlockKind,
+        *,
+        expected_version: int | None = None,
+    ) -> Block:
+        """Move a block to ``kind``: archive is ``ARCHIVAL``, load is ``WORKING``."""
+        ...
+
+    async def swap_blocks(
+        self, agent: str, archive_label: str, load_label: str
+    ) -> tuple[Block, Block]:
+        """Archive one block and load another into working memory, atomically: both
+        happen or neither. Returns ``(archived, loaded)``."""
+        ...
+
+    async def share_block(
+        self, agent: str, label: str, recipient: str, permission: Permission
+    ) -> Block:
+        """Share the owner's block with ``recipient`` at ``permission`` (replacing any
+        previous share with that agent). Only the owner may share, and never above the
+        block's own permission."""
+        ...
+
+    async def unshare_block(self, agent: str, label: str, recipient: str) -> Block:
+        """Stop sharing the block with ``recipient``.
+
+        Raises:
+            NotFoundError: The block is not shared with ``recipient``.
+        """
+        ...
+
+    async def add_message(
+        self,
+        agent: str,
+        role: Role,
+        content: str,
+        *,
+        conversation_id: str = "default",
+        created_at: datetime | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """Record a conversation message in ``agent``'s memory (``created_at``
+        defaults to now; give it when importing history)."""
+        ...
+
+    async def list_messages(
+        self,
+        agent: str,
+        *,
+        conversation_id: str | None = None,
+        limit: int = 50,
+        before: datetime | None = None,
+    ) -> list[Message]:
+        """The latest ``limit`` messages (optionally of one conversation, optionally
+        strictly before a time), oldest first."""
+        ...
+
+    async def search(
+        self,
+        agent: str,
+        query: str,
+        *,
+        domains: Domain = Domain.ALL,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+        mode: SearchMode = "hybrid",
+    ) -> list[SearchHit]:
+        """Search what ``agent`` may read. Any text is a valid query.
+
+        Args:
+            agent: The searching agent; the scope is its own memory plus blocks shared
+                with it.
+            query: Free text. Search syntax in it is treated as plain words.
+            domains: Archival blocks, conversation messages, or both.
+            filters: Narrow by role, time, tags, labels or conversation.
+            limit: At most this many hits (1 to 1000).
+            mode: ``hybrid`` (the default), ``bm25`` or ``vector``.
+
+        Returns:
+            Hits, best first, each with its full text.
+        """
+        ...
+
+    async def reembed(
+        self, *, progress: ProgressCallback | None = None, batch_size: int = 64
+    ) -> int:
+        """Embed every block and message again with the store's embedder (after a model
+        change, or to fill in vectors a crash left missing). Returns how many texts were
+        embedded."""
+        ...
+
+    async def close(self) -> None:
+        """Release connections. The store cannot be used afterwards."""
+        ...

@@ -1,0 +1,270 @@
+"""An in-memory cosine index over unit float32 vectors, exact when small, IVF when large.
+
+Why this design (measured on this project's 2-core machine; see ``bench/memory_scale.py``
+and the figures in ``satchel.memory``):
+
+* Exact search is one BLAS matrix-vector product over a cached float32 matrix. It is
+  the best choice while the matrix is small: below :attr:`VectorIndex.exact_below`
+  rows (20,000 by default) it costs about a millisecond and has perfect recall.
+* Past that, a brute-force scan is memory-bound (1M x 384 floats is 1.5 GB, well over
+  100 ms a query), so the index switches to an inverted file (IVF): spherical k-means
+  with about ``sqrt(n)`` cells, and a query scans the rows of the ``nprobe`` cells
+  nearest to it plus the rows added since the last clustering. It needs nothing beyond
+  numpy, which satchel depends on anyway (no ANN library is in the dependency set),
+  keeps exact scores for every row it scans, and re-clusters itself as the index grows.
+* Filters: an owner filter is applied inside the scan. Anything richer (kind, tags,
+  time, labels) is the backend's job, by over-fetching and post-filtering, or, when the
+  filter is selective, by scoring an explicit id list exactly with :meth:`scores_for`.
+
+Rows are append-only: re-adding an id marks its old row dead, so a search never needs a
+lock across a long scan of mutable rows. Dead rows are compacted away when they pass a
+quarter of the index. Ids are non-negative integers (a backend's row ids).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["VectorIndex"]
+
+F32 = npt.NDArray[np.float32]
+I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+
+
+@dataclass(kw_only=True, frozen=True)
+class _Clusters:
+    centroids: F32
+    members: list[I64]  # row positions per cell
+    clustered_rows: int  # rows [0, clustered_rows) are in ``members``
+
+
+class VectorIndex:
+    """Cosine top-k over unit vectors keyed by integer ids, thread-safe.
+
+    Args:
+        dim: Dimensions of every vector.
+        exact_below: Below this many live rows, every search is exact.
+        nprobe: Cells scanned per query once clustered (``None``: about 3% of the cells,
+            at least 8).
+        seed: Seed for the clustering's sampling.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        *,
+        exact_below: int = 20_000,
+        nprobe: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.dim = dim
+        self.exact_below = exact_below
+        self._nprobe = nprobe
+        self._rng = np.random.default_rng(seed)
+        self._lock = threading.Lock()
+        self._train_lock = threading.Lock()
+        self._n = 0
+        self._vecs: F32 = np.zeros((1024, dim), dtype=np.float32)
+        self._ids: I64 = np.zeros(1024, dtype=np.int64)
+        self._owner: I32 = np.zeros(1024, dtype=np.int32)
+        self._alive = np.zeros(1024, dtype=np.bool_)
+        self._pos_of: I64 = np.full(1024, -1, dtype=np.int64)
+        self._live = 0
+        self._clusters: _Clusters | None = None
+        self._epoch = 0  # bumped when compaction moves rows
+
+    def __len__(self) -> int:
+        return self._live
+
+    # --- writing -------------------------------------------------------------------
+
+    def _grow(self, rows: int, max_id: int) -> None:
+        if self._n + rows > len(self._ids):
+            cap = max(len(self._ids) * 2, self._n + rows)
+            vecs = np.zeros((cap, self.dim), dtype=np.float32)
+            vecs[: self._n] = self._vecs[: self._n]
+            self._vecs = vecs
+            self._ids = np.resize(self._ids, cap)
+            self._owner = np.resize(self._owner, cap)
+            alive = np.zeros(cap, dtype=np.bool_)
+            alive[: self._n] = self._alive[: self._n]
+            self._alive = alive
+        if max_id >= len(self._pos_of):
+            cap = max(len(self._pos_of) * 2, max_id + 1)
+            pos = np.full(cap, -1, dtype=np.int64)
+            pos[: len(self._pos_of)] = self._pos_of
+            self._pos_of = pos
+
+    def add(self, ids: I64, vectors: F32, owners: I32) -> None:
+        """Add or replace vectors.
+
+        Args:
+            ids: One non-negative id per row; an id already present is replaced.
+            vectors: Unit vectors, shape ``(len(ids), dim)``.
+            owners: An owner number per row, for :meth:`search`'s owner filter.
+        """
+        if len(ids) == 0:
+            return
+        ids = np.asarray(ids, dtype=np.int64)
+        # Keep only the last occurrence of an id within this batch.
+        _, last = np.unique(ids[::-1], return_index=True)
+        keep = np.sort(len(ids) - 1 - last)
+        ids, vectors, owners = ids[keep], vectors[keep], np.asarray(owners)[keep]
+        with self._lock:
+            self._grow(len(ids), int(ids.max()))
+            old = self._pos_of[ids]
+            old = old[old >= 0]
+            self._alive[old] = False
+            self._live -= len(old)
+            start, stop = self._n, self._n + len(ids)
+            self._vecs[start:stop] = vectors
+            self._ids[start:stop] = ids
+            self._owner[start:stop] = owners
+            self._alive[start:stop] = True
+            self._pos_of[ids] = np.arange(start, stop)
+            self._n = stop
+            self._live += len(ids)
+            if self._n - self._live > max(1024, self._n // 4):
+                self._compact()
+
+    def remove(self, ids: I64) -> None:
+        """Forget these ids (unknown ids are ignored)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        ids = ids[(ids >= 0) & (ids < len(self._pos_of))]
+        with self._lock:
+            pos = self._pos_of[ids]
+            pos = pos[pos >= 0]
+            pos = pos[self._alive[pos]]
+            self._alive[pos] = False
+            self._pos_of[self._ids[pos]] = -1
+            self._live -= len(pos)
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._alive[: self._n])
+        self._vecs = np.ascontiguousarray(self._vecs[keep])
+        self._ids = self._ids[keep]
+        self._owner = self._owner[keep]
+        self._alive = np.ones(len(keep), dtype=np.bool_)
+        self._n = len(keep)
+        self._pos_of[:] = -1
+        self._pos_of[self._ids] = np.arange(self._n)
+        self._clusters = None
+        self._epoch += 1
+
+    # --- clustering ----------------------------------------------------------------
+
+    def _maybe_cluster(self) -> None:
+        clusters = self._clusters
+        live = self._live
+        if live < self.exact_below:
+            return
+        if clusters is not None:
+            unclustered = self._n - clusters.clustered_rows
+            grown = len(clusters.centroids) ** 2 * 4 < live
+            if not grown and unclustered < max(2048, live // 20):
+                return
+        with self._train_lock:
+            if self._clusters is not clusters:
+                return  # another thread re-clustered meanwhile
+            with self._lock:
+                n, vecs, epoch = self._n, self._vecs, self._epoch
+            if clusters is not None and len(clusters.centroids) ** 2 * 4 >= live:
+                centroids = clusters.centroids  # only assign the new rows
+            else:
+                centroids = self._train(vecs[:n])
+            cells = self._assign(vecs[:n], centroids)
+            order = np.argsort(cells, kind="stable")
+            bounds = np.searchsorted(cells[order], np.arange(len(centroids) + 1))
+            members = [order[bounds[c] : bounds[c + 1]] for c in range(len(centroids))]
+            with self._lock:
+                if self._epoch == epoch:
+                    self._clusters = _Clusters(
+                        centroids=centroids, members=members, clustered_rows=n
+                    )
+
+    def _train(self, vecs: F32) -> F32:
+        n = len(vecs)
+        cells = max(16, round(math.sqrt(n)))
+        sample = vecs[self._rng.choice(n, size=min(n, cells * 48), replace=False)]
+        centroids = sample[self._rng.choice(len(sample), size=cells, replace=False)].copy()
+        for _ in range(8):
+            assign = np.argmax(sample @ centroids.T, axis=1)
+            sums = np.zeros_like(centroids)
+            np.add.at(sums, assign, sample)
+            norms = np.linalg.norm(sums, axis=1, keepdims=True)
+            empty = norms[:, 0] == 0
+            sums[empty] = sample[self._rng.choice(len(sample), size=int(empty.sum()))]
+            norms[empty] = 1.0
+            centroids = (sums / norms).astype(np.float32)
+        return centroids
+
+    @staticmethod
+    def _assign(vecs: F32, centroids: F32) -> I64:
+        out = np.empty(len(vecs), dtype=np.int64)
+        for start in range(0, len(vecs), 65_536):
+            chunk = vecs[start : start + 65_536]
+            out[start : start + len(chunk)] = np.argmax(chunk @ centroids.T, axis=1)
+        return out
+
+    # --- searching -----------------------------------------------------------------
+
+    def search(self, query: F32, k: int, *, owner: int | None = None) -> tuple[I64, F32]:
+        """The ``k`` nearest ids to ``query`` and their cosine similarities, best first.
+
+        Args:
+            query: A unit vector.
+            k: How many to return (fewer if the index holds fewer).
+            owner: Only rows with this owner number.
+        """
+        self._maybe_cluster()
+        with self._lock:
+            n, clusters = self._n, self._clusters
+            vecs, ids, alive, owners = self._vecs, self._ids, self._alive, self._owner
+        if k <= 0 or n == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        if clusters is None:
+            rows = None
+        else:
+            cells = len(clusters.centroids)
+            nprobe = min(cells, self._nprobe or max(8, math.ceil(cells * 0.03)))
+            near = np.argpartition(-(clusters.centroids @ query), nprobe - 1)[:nprobe]
+            parts = [clusters.members[c] for c in near]
+            parts.append(np.arange(clusters.clustered_rows, n))
+            rows = np.concatenate(parts)
+        if rows is None:
+            mask = alive[:n] if owner is None else alive[:n] & (owners[:n] == owner)
+            scores = vecs[:n] @ query
+            scores = np.where(mask, scores, -np.inf)
+            rows_all = None
+        else:
+            mask = alive[rows] if owner is None else alive[rows] & (owners[rows] == owner)
+            rows_all = rows[mask]
+            scores = vecs[rows_all] @ query
+        k = min(k, len(scores))
+        if k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        top = top[np.isfinite(scores[top])]
+        positions = top if rows_all is None else rows_all[top]
+        return ids[positions].copy(), scores[top].astype(np.float32)
+
+    def scores_for(self, query: F32, ids: I64) -> tuple[I64, F32]:
+        """Exact cosine of ``query`` with each of ``ids`` that the index holds.
+
+        Returns:
+            The ids found and their scores (ids without a vector are left out).
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        with self._lock:
+            vecs, pos_of = self._vecs, self._pos_of
+            ids = ids[(ids >= 0) & (ids < len(pos_of))]
+            pos = pos_of[ids]
+        found = pos >= 0
+        return ids[found], vecs[pos[found]] @ query

@@ -1,0 +1,22 @@
+"""The tool registry and the wrappers that compose around tools and registries."""
+
+from satchel.registry._registry import RegistryEvent, ToolRegistry
+from satchel.registry._wrappers import (
+    WrapperTool,
+    filtered,
+    prefixed,
+    with_logging,
+    with_rate_limit,
+    with_timeout,
+)
+
+__all__ = [
+    "RegistryEvent",
+    "ToolRegistry",
+    "WrapperTool",
+    "filtered",
+    "prefixed",
+    "with_logging",
+    "with_rate_limit",
+    "with_timeout",
+]

@@ -1,0 +1,68 @@
+""":class:`BaseTool`, what a registry holds: a spec plus an async ``call`` that never
+raises for a model's or a tool's error."""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from typing import Any
+
+from satchel._errors import SatchelError, SatchelUsageError
+from satchel.tools._context import ToolContext
+from satchel.tools._result import ToolError, ToolResult
+from satchel.tools._spec import ToolSpec
+
+__all__ = ["BaseTool", "result_from_exception"]
+
+logger = logging.getLogger("satchel.tools")
+
+_INTERNAL_MESSAGE = (
+    "The tool failed with an unexpected internal error. This is not caused by your "
+    "arguments; do not retry the same call. Tell the user the tool is broken."
+)
+
+
+class BaseTool(ABC):
+    """Anything a :class:`~satchel.ToolRegistry` can hold and call.
+
+    Subclass :class:`~satchel.Tool` for a typed tool, use :func:`~satchel.tool` for a
+    function, or :meth:`~satchel.ToolRegistry.register_raw` for a hand-written schema.
+    Wrappers (prefix, timeout, ...) are ``BaseTool``\\ s around another one.
+    """
+
+    @property
+    @abstractmethod
+    def spec(self) -> ToolSpec:
+        """The tool's definition (built once, then cached)."""
+
+    @abstractmethod
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate ``args`` and run the tool.
+
+        Never raises for a model's or a tool's error: those come back as a
+        :class:`ToolResult` whose ``error`` is set.
+        """
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec.name!r}>"
+
+
+def result_from_exception(tool: str, exc: Exception) -> ToolResult:
+    """Map an exception raised while a tool ran to a structured result.
+
+    A :class:`~satchel.SatchelError` (other than a developer's misuse) keeps its own
+    kind, message and details. Anything else is ``internal``: logged with its
+    traceback, while the model sees no traceback.
+    """
+    if isinstance(exc, SatchelError) and not isinstance(exc, SatchelUsageError):
+        if exc.error_kind != "internal":
+            return ToolResult(tool, error=ToolError(exc.error_kind, exc.message, exc.details))
+    if isinstance(exc, TimeoutError):
+        return ToolResult(
+            tool,
+            error=ToolError("timeout", "The tool timed out before finishing. Try again later."),
+        )
+    logger.error("tool %r raised an unexpected exception", tool, exc_info=exc)
+    return ToolResult(
+        tool, error=ToolError("internal", _INTERNAL_MESSAGE, {"exception": type(exc).__name__})
+    )

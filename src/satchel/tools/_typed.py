@@ -1,0 +1,287 @@
+"""Typed tools: ``Tool[In, Out]`` subclasses and the machinery they share with
+function tools (validation plan, output check, the call path)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, ClassVar, Generic, TypeVar, cast, get_args, get_origin
+
+import anyio.to_thread
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from satchel import schema as _schema
+from satchel._errors import SatchelUsageError, SchemaError
+from satchel.tools._arguments import ArgumentsError, validate_with_coercion
+from satchel.tools._base import BaseTool, result_from_exception
+from satchel.tools._context import ToolContext
+from satchel.tools._result import ToolResult
+from satchel.tools._spec import (
+    NAME_PATTERN,
+    OperationSpec,
+    ToolAnnotations,
+    ToolSpec,
+    derive_summary,
+)
+
+__all__ = ["Tool", "TypedPlan", "build_plan"]
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TypedPlan:
+    """What a typed tool needs at call time, computed once at registration."""
+
+    spec: ToolSpec
+    validate: Callable[[dict[str, Any]], Any]
+    check_output: Callable[[Any], Any]
+    operations: Mapping[str, OperationSpec] | None
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _output_checker(out_type: Any) -> tuple[Callable[[Any], Any], dict[str, Any] | None, bool]:
+    """(check, output JSON schema or None, wrapped?) for a declared output type."""
+    if out_type is Any or out_type is inspect.Parameter.empty:
+        return (lambda value: value), {"type": "object", "properties": {"result": {}}}, True
+    if _is_model(out_type):
+        model = cast(type[BaseModel], out_type)
+
+        def check_model(value: Any) -> Any:
+            return value if isinstance(value, model) else model.model_validate(value)
+
+        return check_model, _schema.normalize(model.model_json_schema()), False
+    adapter: TypeAdapter[Any] = TypeAdapter(out_type)
+    inner = _schema.normalize(
+        {"type": "object", "properties": {"result": adapter.json_schema()}, "required": ["result"]}
+    )
+    simple = out_type if out_type in (int, str, float, bool) else None
+
+    def check_value(value: Any) -> Any:
+        if simple is not None and type(value) is simple:
+            return value
+        return adapter.validate_python(value)
+
+    return check_value, inner, True
+
+
+def build_plan(
+    *,
+    name: str,
+    description: str,
+    input_type: Any,
+    output_type: Any,
+    summary: str | None = None,
+    usage_rule: str | None = None,
+    category: str | None = None,
+    actions: tuple[str, ...] | list[str] = (),
+    annotations: ToolAnnotations | None = None,
+    operation_annotations: Mapping[str, ToolAnnotations] | None = None,
+) -> TypedPlan:
+    """Generate and check everything about a typed tool once.
+
+    Raises:
+        SatchelUsageError: a bad name, an empty description, or a schema satchel
+            cannot serve (:class:`SchemaError`).
+    """
+    check_name(name)
+    description = inspect.cleandoc(description or "").strip()
+    if not description:
+        raise SatchelUsageError(
+            f"Tool {name!r} has no description: set `description` or write a docstring. "
+            "A model picks tools by their descriptions."
+        )
+    if _is_model(input_type):
+        model = cast(type[BaseModel], input_type)
+        raw_schema = model.model_json_schema()
+        validate: Callable[[dict[str, Any]], Any] = model.model_validate
+    else:
+        try:
+            adapter: TypeAdapter[Any] = TypeAdapter(input_type)
+            raw_schema = adapter.json_schema()
+        except Exception as exc:  # pydantic raises several types for unusable types
+            raise SchemaError(f"Tool {name!r}: cannot build an input schema: {exc}") from exc
+        validate = adapter.validate_python
+    try:
+        input_schema = _schema.normalize(raw_schema)
+        op_info = _schema.operations(raw_schema)
+        check, output_schema, wrapped = _output_checker(output_type)
+    except SchemaError as exc:
+        raise SchemaError(f"Tool {name!r}: {exc.message}", details=exc.details) from exc
+    base = annotations or ToolAnnotations()
+    op_specs: dict[str, OperationSpec] = {}
+    overrides = dict(operation_annotations or {})
+    unknown = set(overrides) - set(op_info)
+    if unknown:
+        raise SatchelUsageError(
+            f"Tool {name!r}: annotations given for unknown operations {sorted(unknown)}; "
+            f"its operations are {sorted(op_info)}."
+        )
+    for op_name, info in op_info.items():
+        ann = base.merged(overrides[op_name]) if op_name in overrides else base
+        op_specs[op_name] = OperationSpec(
+            name=op_name, fields=tuple(info.fields), required=tuple(info.required), annotations=ann
+        )
+    spec = ToolSpec(
+        name=name,
+        description=description,
+        summary=summary or derive_summary(description),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        output_wrapped=wrapped,
+        usage_rule=usage_rule,
+        category=category,
+        actions=tuple(actions),
+        annotations=base,
+        operations=op_specs,
+    )
+    return TypedPlan(
+        spec=spec, validate=validate, check_output=check, operations=op_specs or None
+    )
+
+
+def check_name(name: str) -> None:
+    """Raise :class:`SatchelUsageError` unless ``name`` matches
+    ``^[A-Za-z0-9_-]{1,64}$``."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise SatchelUsageError(
+            f"Invalid tool name {name!r}: names must match ^[A-Za-z0-9_-]{{1,64}}$ "
+            "(letters, digits, '_' and '-', at most 64 characters, prefix included)."
+        )
+
+
+async def run_plan(
+    tool_name: str,
+    plan: TypedPlan,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    invoke: Callable[[Any, ToolContext], Any],
+    is_async: bool,
+) -> ToolResult:
+    """The shared call path: validate, run (sync code in a worker thread), check output."""
+    try:
+        params, coerced = validate_with_coercion(plan.validate, args, operations=plan.operations)
+    except ArgumentsError as exc:
+        return ToolResult(tool_name, error=exc.error)
+    try:
+        if is_async:
+            out = await invoke(params, ctx)
+        else:
+            out = await anyio.to_thread.run_sync(partial(invoke, params, ctx), abandon_on_cancel=True)
+        out = plan.check_output(out)
+    except ValidationError as exc:
+        return result_from_exception(
+            tool_name, TypeError(f"tool returned an output that does not match its schema: {exc}")
+        )
+    except Exception as exc:  # the boundary: every tool failure becomes a result
+        return result_from_exception(tool_name, exc)
+    return ToolResult(tool_name, out, None, coerced, plan.spec.output_wrapped)
+
+
+def _generic_args(cls: type) -> tuple[Any, Any] | None:
+    for klass in cls.__mro__:
+        for base in getattr(klass, "__orig_bases__", ()):
+            if get_origin(base) is Tool:
+                args = get_args(base)
+                if len(args) == 2 and not any(isinstance(a, TypeVar) for a in args):
+                    return args[0], args[1]
+    return None
+
+
+class Tool(BaseTool, Generic[InT, OutT]):
+    """A typed tool: Pydantic input and output models plus an ``execute`` method.
+
+    Set ``name`` and ``description`` (or a docstring) on the subclass; optional catalog
+    metadata and annotations too. ``execute`` may be ``async def`` or plain ``def``
+    (run in a worker thread). A multi-operation tool takes a discriminated union on
+    ``operation`` as its input type, and may mark single operations with
+    ``operation_annotations``.
+
+    Example:
+        >>> class WordCount(Tool[CountIn, CountOut]):
+        ...     name = "word_count"
+        ...     description = "Counts words in text."
+        ...
+        ...     async def execute(self, params: CountIn, ctx: ToolContext) -> CountOut:
+        ...         return CountOut(count=len(params.text.split()))
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    usage_rule: ClassVar[str | None] = None
+    summary: ClassVar[str | None] = None
+    category: ClassVar[str | None] = None
+    actions: ClassVar[tuple[str, ...]] = ()
+    read_only: ClassVar[bool | None] = None
+    destructive: ClassVar[bool | None] = None
+    idempotent: ClassVar[bool | None] = None
+    open_world: ClassVar[bool | None] = None
+    operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {}
+    input_type: ClassVar[Any] = None
+    """Override the input type instead of (or besides) the generic parameter."""
+    output_type: ClassVar[Any] = None
+    """Override the output type instead of (or besides) the generic parameter."""
+
+    _plan_cache: TypedPlan | None = None
+    _is_async: bool = False
+
+    def execute(self, params: InT, ctx: ToolContext) -> OutT | Awaitable[OutT]:
+        """Run the tool on validated ``params``. Override this (``async def`` or
+        ``def``)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement execute()")
+
+    def _plan(self) -> TypedPlan:
+        plan = self._plan_cache
+        if plan is None:
+            self._is_async = inspect.iscoroutinefunction(self.execute)
+            plan = self._plan_cache = self._build_plan()
+        return plan
+
+    def _build_plan(self) -> TypedPlan:
+        cls = type(self)
+        if type(self).execute is Tool.execute:
+            raise SatchelUsageError(f"{cls.__name__} must implement execute()")
+        name = getattr(self, "name", None)
+        if not name:
+            raise SatchelUsageError(f"{cls.__name__} must set a `name`.")
+        generic = _generic_args(cls)
+        in_type = self.input_type or (generic[0] if generic else None)
+        out_type = self.output_type or (generic[1] if generic else None)
+        if in_type is None or out_type is None:
+            raise SatchelUsageError(
+                f"{cls.__name__}: declare the input and output types as Tool[In, Out] "
+                "(or set `input_type` and `output_type`)."
+            )
+        return build_plan(
+            name=name,
+            description=self.description or (cls.__doc__ or ""),
+            input_type=in_type,
+            output_type=out_type,
+            summary=self.summary,
+            usage_rule=self.usage_rule,
+            category=self.category,
+            actions=tuple(self.actions),
+            annotations=ToolAnnotations(
+                read_only=self.read_only,
+                destructive=self.destructive,
+                idempotent=self.idempotent,
+                open_world=self.open_world,
+            ),
+            operation_annotations=self.operation_annotations,
+        )
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The tool's definition, generated once."""
+        return self._plan().spec
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Validate ``args`` against the input type and run :meth:`execute`."""
+        plan = self._plan_cache or self._plan()
+        return await run_plan(plan.spec.name, plan, args, ctx, self.execute, self._is_async)
