@@ -15,7 +15,6 @@ import asyncio
 import statistics
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -144,7 +143,7 @@ def langchain_runner() -> Runner | str:
 
 async def measure(runners: dict[str, Runner], calls: int, rounds: int) -> dict[str, float]:
     samples: dict[str, list[float]] = {name: [] for name in runners}
-    for name, runner in runners.items():  # warm-up
+    for runner in runners.values():  # warm-up
         await runner(max(1, calls // 10))
     for _ in range(rounds):
         for name, runner in runners.items():

@@ -17,7 +17,9 @@ def test_all_is_sorted_and_complete(name: str) -> None:
     module = importlib.import_module(name)
     exported = list(module.__all__)
     assert exported == sorted(exported)
-    public = {n for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)}
+    public = {
+        n for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)
+    }
     public -= {"annotations"}
     assert public <= set(exported) | {"Any", "Literal", "Mapping"}, public - set(exported)
 

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tool_fixtures import all_test_tools
 
 from satchel import ToolRegistry
+from tool_fixtures import all_test_tools
 
 REGISTRY = ToolRegistry(all_test_tools())  # type: ignore[arg-type]
 NAMES = REGISTRY.names()
@@ -22,7 +22,9 @@ json_scalars = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=50),
-    st.sampled_from(["read", "write", "delete", "retry", "ok", "crash", "fail", "[1,2]", '{"a":1}']),
+    st.sampled_from(
+        ["read", "write", "delete", "retry", "ok", "crash", "fail", "[1,2]", '{"a":1}']
+    ),
 )
 json_values = st.recursive(
     json_scalars,

@@ -6,7 +6,6 @@ import json
 
 import anyio
 import pytest
-from tool_fixtures import Files, WordCount, add, all_test_tools, flaky
 
 from satchel import (
     RegistryEvent,
@@ -14,6 +13,7 @@ from satchel import (
     ToolRegistry,
     tool,
 )
+from tool_fixtures import Files, WordCount, add, all_test_tools, flaky
 
 pytestmark = pytest.mark.anyio
 

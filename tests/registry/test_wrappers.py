@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import pytest
-from tool_fixtures import WordCount, add, slow, slow_sync
 
 from satchel import (
     SatchelUsageError,
@@ -16,6 +15,7 @@ from satchel import (
     with_rate_limit,
     with_timeout,
 )
+from tool_fixtures import WordCount, add, slow, slow_sync
 
 pytestmark = pytest.mark.anyio
 

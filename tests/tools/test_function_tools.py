@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import pytest
-from tool_fixtures import add, tag_count
 from pydantic import BaseModel, Field
 
 from satchel import FunctionTool, SatchelUsageError, ToolContext, ToolRegistry, tool
+from tool_fixtures import add, tag_count
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,10 @@ pytestmark = pytest.mark.anyio
 
 ECHO_SCHEMA = {
     "type": "object",
-    "properties": {"text": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+    "properties": {
+        "text": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
     "required": ["text"],
 }
 
@@ -78,7 +81,10 @@ async def test_returned_tool_failed_becomes_a_failed_result() -> None:
 async def test_json_encoded_array_is_decoded_where_the_schema_wants_one() -> None:
     registry = ToolRegistry()
     registry.register_raw(
-        name="tags", description="Count tags.", parameters=ECHO_SCHEMA, run=lambda a: str(len(a["tags"]))
+        name="tags",
+        description="Count tags.",
+        parameters=ECHO_SCHEMA,
+        run=lambda a: str(len(a["tags"])),
     )
     result = await registry.call("tags", {"text": "x", "tags": '["a","b"]'})
     assert result.output == "2"

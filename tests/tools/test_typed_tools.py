@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 
 import pytest
-from tool_fixtures import CountIn, CountOut, Files, SyncWordCount, WordCount
 from pydantic import BaseModel
 
 from satchel import SatchelUsageError, SchemaError, Tool, ToolContext, ToolRegistry
+from tool_fixtures import CountIn, CountOut, Files, SyncWordCount, WordCount
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +48,9 @@ async def test_missing_field_is_named_in_the_error() -> None:
     assert result.error is not None
     assert result.error.kind == "invalid_arguments"
     assert "`text` is required" in result.error.message
-    assert result.error.details["errors"] == [{"field": "text", "problem": "is required but missing"}]
+    assert result.error.details["errors"] == [
+        {"field": "text", "problem": "is required but missing"}
+    ]
 
 
 async def test_multi_operation_error_names_the_operation_and_the_field() -> None:
@@ -64,7 +66,7 @@ async def test_unknown_operation_lists_the_valid_ones() -> None:
     assert result.error is not None
     assert "`operation` must be one of" in result.error.message
     assert "'read'" in result.error.message
-    assert "'move'" in result.error.message
+    assert '"move"' in result.error.message
 
 
 async def test_multi_operation_tool_runs_each_operation() -> None:

@@ -58,25 +58,29 @@ def _resolve(
     relative: str,
     what: str,
 ) -> Path:
+    pip_name = package.replace("_", "-")
+    filename = relative.rsplit("/", 1)[-1]
     if explicit is not None:
         path, source = Path(explicit), "the path passed in"
+        hint = f"Check the path, or leave it out to use ${env_var} or the package {package!r}."
     elif env := os.environ.get(env_var):
         path, source = Path(env), f"${env_var}"
+        hint = f"Fix ${env_var}, or unset it to use the installed package {package!r}."
     else:
         directory = _package_dir(package)
         if directory is None:
             raise SatchelUsageError(
-                f"The embedding {what} is missing: the package {package!r} is not installed "
-                f"(pip name {package.replace('_', '-')!r}). Install it, or set ${env_var} to "
-                f"the path of a {relative.rsplit('/', 1)[-1]} file.",
+                f"The embedding {what} is missing: the package {package!r} is not installed. "
+                f"Install it (pip name {pip_name!r}), or set ${env_var} to the path of a "
+                f"{filename} file.",
                 details={"package": package, "env_var": env_var},
             )
         path, source = directory / relative, f"the package {package!r}"
+        hint = f"Reinstall {pip_name!r}, or set ${env_var} to the path of a {filename} file."
     if not path.is_file():
         raise SatchelUsageError(
             f"The embedding {what} is missing: {str(path)!r} (from {source}) is not a file. "
-            f"Reinstall the package {package!r}, or set ${env_var} to the path of a "
-            f"{relative.rsplit('/', 1)[-1]} file.",
+            + hint,
             details={"path": str(path), "package": package, "env_var": env_var},
         )
     return path

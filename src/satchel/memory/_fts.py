@@ -24,8 +24,7 @@ _MAX_SCAN_CHARS = 20_000
 
 _TOKEN_RE = re.compile(r"[^\W_]+")
 
-STOPWORDS = frozenset(
-    """
+_STOPWORD_TEXT = """
     a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for
     from further had has have having he her here hers herself him himself his how i if in
@@ -34,8 +33,9 @@ STOPWORDS = frozenset(
     their theirs them themselves then there these they this those through to too under
     until up very was we were what when where which while who whom why will with would
     you your yours yourself yourselves s t ll re ve d m
-    """.split()
-)
+"""
+
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 """English function words dropped from queries: they match nearly every entry, cost
 the most to rank, and carry almost no BM25 weight."""
 

@@ -40,6 +40,11 @@ class Fusion(BaseModel):
         method: ``rrf``, ``minmax``, ``zscore`` or ``convex`` (see the module doc).
         vector_weight: Weight of the vector side, in [0, 1]; BM25 gets the rest.
         k: The RRF constant (only for ``rrf``).
+        candidates: How many candidates each retriever contributes (at least the
+            search's ``limit``).
+        fill_in: Score every candidate with both retrievers where the backend can (the
+            cosine of a BM25-only candidate, the BM25 of a vector-only one), instead of
+            treating "not in the other list" as the worst score.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -47,6 +52,8 @@ class Fusion(BaseModel):
     method: Literal["rrf", "minmax", "zscore", "convex"] = "minmax"
     vector_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     k: float = Field(default=60.0, gt=0.0)
+    candidates: int = Field(default=50, ge=1, le=1000)
+    fill_in: bool = True
 
 
 DEFAULT_FUSION = Fusion(method="minmax", vector_weight=0.5)

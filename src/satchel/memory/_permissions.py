@@ -201,8 +201,7 @@ async def authorize(
     if operation is Operation.SHARE:
         if agent != block.agent:
             raise PermissionDeniedError(
-                f"only the owner {block.agent!r} may share or unshare block "
-                f"{block.label!r}",
+                f"only the owner {block.agent!r} may share or unshare block {block.label!r}",
                 details=details,
             )
         if share_level is not None and share_level > block.permission:

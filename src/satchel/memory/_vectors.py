@@ -39,9 +39,14 @@ I32 = npt.NDArray[np.int32]
 
 @dataclass(kw_only=True, frozen=True)
 class _Clusters:
-    centroids: F32
-    members: list[I64]  # row positions per cell
-    clustered_rows: int  # rows [0, clustered_rows) are in ``members``
+    mean: F32  # (dim,) mean of the rows the projection was fitted on
+    projection: F32  # (dim, reduced) top principal directions
+    centroids: F32  # (cells, reduced) k-means centroids in the reduced space
+    half_norms: F32  # (cells,) half the squared norm of each centroid
+    order: I64  # row positions sorted by cell
+    bounds: I64  # (cells + 1,) slice bounds of each cell in ``order``
+    reduced: F32  # (clustered_rows, reduced) reduced rows, in ``order``
+    clustered_rows: int  # rows [0, clustered_rows) are in ``order``
 
 
 class VectorIndex:
@@ -60,11 +65,17 @@ class VectorIndex:
         dim: int,
         *,
         exact_below: int = 20_000,
+        reduced_dim: int = 64,
+        probe_fraction: float = 0.25,
+        rerank: int = 256,
         nprobe: int | None = None,
         seed: int = 0,
     ) -> None:
         self.dim = dim
         self.exact_below = exact_below
+        self.reduced_dim = min(reduced_dim, dim)
+        self.probe_fraction = probe_fraction
+        self.rerank = rerank
         self._nprobe = nprobe
         self._rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
@@ -166,53 +177,93 @@ class VectorIndex:
             return
         if clusters is not None:
             unclustered = self._n - clusters.clustered_rows
-            grown = len(clusters.centroids) ** 2 * 4 < live
-            if not grown and unclustered < max(2048, live // 20):
+            if unclustered < max(4096, live // 16):
                 return
         with self._train_lock:
             if self._clusters is not clusters:
                 return  # another thread re-clustered meanwhile
             with self._lock:
                 n, vecs, epoch = self._n, self._vecs, self._epoch
-            if clusters is not None and len(clusters.centroids) ** 2 * 4 >= live:
-                centroids = clusters.centroids  # only assign the new rows
+            if clusters is not None and len(clusters.centroids) ** 2 * 2 >= live:
+                fitted = clusters  # same cells; only place the new rows
             else:
-                centroids = self._train(vecs[:n])
-            cells = self._assign(vecs[:n], centroids)
-            order = np.argsort(cells, kind="stable")
-            bounds = np.searchsorted(cells[order], np.arange(len(centroids) + 1))
-            members = [order[bounds[c] : bounds[c + 1]] for c in range(len(centroids))]
+                fitted = self._fit(vecs[:n])
+            reduced = self._reduce(vecs[:n], fitted)
+            cells = self._assign(reduced, fitted)
+            order = np.argsort(cells, kind="stable").astype(np.int64)
+            bounds = np.searchsorted(cells[order], np.arange(len(fitted.centroids) + 1))
+            fresh = _Clusters(
+                mean=fitted.mean,
+                projection=fitted.projection,
+                centroids=fitted.centroids,
+                half_norms=fitted.half_norms,
+                order=order,
+                bounds=bounds.astype(np.int64),
+                reduced=np.ascontiguousarray(reduced[order]),
+                clustered_rows=n,
+            )
             with self._lock:
                 if self._epoch == epoch:
-                    self._clusters = _Clusters(
-                        centroids=centroids, members=members, clustered_rows=n
-                    )
+                    self._clusters = fresh
 
-    def _train(self, vecs: F32) -> F32:
+    def _fit(self, vecs: F32) -> _Clusters:
+        """PCA to ``reduced_dim`` dimensions, then k-means (L2) with about ``sqrt(n)``
+        cells in the reduced space, both on a sample."""
         n = len(vecs)
         cells = max(16, round(math.sqrt(n)))
-        sample = vecs[self._rng.choice(n, size=min(n, cells * 48), replace=False)]
-        centroids = sample[self._rng.choice(len(sample), size=cells, replace=False)].copy()
-        for _ in range(8):
-            assign = np.argmax(sample @ centroids.T, axis=1)
+        sample = vecs[np.sort(self._rng.choice(n, size=min(n, cells * 40), replace=False))]
+        mean = sample.mean(axis=0).astype(np.float32)
+        _, _, vt = np.linalg.svd(sample[:20_000] - mean, full_matrices=False)
+        projection = np.ascontiguousarray(vt[: self.reduced_dim].T, dtype=np.float32)
+        points = (sample - mean) @ projection
+        centroids = points[self._rng.choice(len(points), size=cells, replace=False)].copy()
+        for _ in range(10):
+            half = 0.5 * np.einsum("ij,ij->i", centroids, centroids)
+            assign = np.argmax(points @ centroids.T - half, axis=1)
+            counts = np.bincount(assign, minlength=cells).astype(np.float32)
             sums = np.zeros_like(centroids)
-            np.add.at(sums, assign, sample)
-            norms = np.linalg.norm(sums, axis=1, keepdims=True)
-            empty = norms[:, 0] == 0
-            sums[empty] = sample[self._rng.choice(len(sample), size=int(empty.sum()))]
-            norms[empty] = 1.0
-            centroids = (sums / norms).astype(np.float32)
-        return centroids
+            np.add.at(sums, assign, points)
+            empty = counts == 0
+            centroids = sums / np.maximum(counts, 1)[:, None]
+            centroids[empty] = points[self._rng.choice(len(points), size=int(empty.sum()))]
+        centroids = centroids.astype(np.float32)
+        return _Clusters(
+            mean=mean,
+            projection=projection,
+            centroids=centroids,
+            half_norms=(0.5 * np.einsum("ij,ij->i", centroids, centroids)).astype(np.float32),
+            order=np.zeros(0, np.int64),
+            bounds=np.zeros(1, np.int64),
+            reduced=np.zeros((0, self.reduced_dim), np.float32),
+            clustered_rows=0,
+        )
 
     @staticmethod
-    def _assign(vecs: F32, centroids: F32) -> I64:
-        out = np.empty(len(vecs), dtype=np.int64)
+    def _reduce(vecs: F32, fitted: _Clusters) -> F32:
+        out = np.empty((len(vecs), fitted.projection.shape[1]), dtype=np.float32)
         for start in range(0, len(vecs), 65_536):
             chunk = vecs[start : start + 65_536]
-            out[start : start + len(chunk)] = np.argmax(chunk @ centroids.T, axis=1)
+            out[start : start + len(chunk)] = (chunk - fitted.mean) @ fitted.projection
+        return out
+
+    @staticmethod
+    def _assign(reduced: F32, fitted: _Clusters) -> I64:
+        out = np.empty(len(reduced), dtype=np.int64)
+        for start in range(0, len(reduced), 65_536):
+            chunk = reduced[start : start + 65_536]
+            scores = chunk @ fitted.centroids.T - fitted.half_norms
+            out[start : start + len(chunk)] = np.argmax(scores, axis=1)
         return out
 
     # --- searching -----------------------------------------------------------------
+
+    def _top(self, scores: F32, k: int) -> I64:
+        k = min(k, len(scores))
+        if k <= 0:
+            return np.zeros(0, np.int64)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return top[np.isfinite(scores[top])].astype(np.int64)
 
     def search(self, query: F32, k: int, *, owner: int | None = None) -> tuple[I64, F32]:
         """The ``k`` nearest ids to ``query`` and their cosine similarities, best first.
@@ -229,31 +280,33 @@ class VectorIndex:
         if k <= 0 or n == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float32)
         if clusters is None:
-            rows = None
-        else:
-            cells = len(clusters.centroids)
-            nprobe = min(cells, self._nprobe or max(8, math.ceil(cells * 0.03)))
-            near = np.argpartition(-(clusters.centroids @ query), nprobe - 1)[:nprobe]
-            parts = [clusters.members[c] for c in near]
-            parts.append(np.arange(clusters.clustered_rows, n))
-            rows = np.concatenate(parts)
-        if rows is None:
-            mask = alive[:n] if owner is None else alive[:n] & (owners[:n] == owner)
             scores = vecs[:n] @ query
-            scores = np.where(mask, scores, -np.inf)
-            rows_all = None
-        else:
-            mask = alive[rows] if owner is None else alive[rows] & (owners[rows] == owner)
-            rows_all = rows[mask]
-            scores = vecs[rows_all] @ query
-        k = min(k, len(scores))
-        if k == 0:
-            return np.zeros(0, np.int64), np.zeros(0, np.float32)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        top = top[np.isfinite(scores[top])]
-        positions = top if rows_all is None else rows_all[top]
-        return ids[positions].copy(), scores[top].astype(np.float32)
+            mask = alive[:n] if owner is None else alive[:n] & (owners[:n] == owner)
+            scores[~mask] = -np.inf
+            top = self._top(scores, k)
+            return ids[top].copy(), scores[top]
+        # IVF over reduced vectors for candidates, then exact scores for the best ones.
+        cells = len(clusters.centroids)
+        nprobe = min(cells, self._nprobe or max(8, math.ceil(cells * self.probe_fraction)))
+        reduced_query = query @ clusters.projection
+        near = np.argpartition(
+            -(clusters.centroids @ reduced_query - clusters.half_norms), nprobe - 1
+        )
+        spans = sorted(
+            (int(clusters.bounds[c]), int(clusters.bounds[c + 1])) for c in near[:nprobe]
+        )
+        rows = np.concatenate([clusters.order[a:b] for a, b in spans])
+        rough = np.concatenate([clusters.reduced[a:b] @ reduced_query for a, b in spans])
+        mask = alive[rows] if owner is None else alive[rows] & (owners[rows] == owner)
+        rough[~mask] = -np.inf
+        shortlist = rows[self._top(rough, max(self.rerank, k))]
+        tail = np.arange(clusters.clustered_rows, n, dtype=np.int64)
+        if len(tail):
+            keep = alive[tail] if owner is None else alive[tail] & (owners[tail] == owner)
+            shortlist = np.concatenate([shortlist, tail[keep]])
+        exact = vecs[shortlist] @ query
+        top = self._top(exact, k)
+        return ids[shortlist[top]].copy(), exact[top]
 
     def scores_for(self, query: F32, ids: I64) -> tuple[I64, F32]:
         """Exact cosine of ``query`` with each of ``ids`` that the index holds.

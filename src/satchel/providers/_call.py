@@ -21,7 +21,18 @@ from typing import Any, cast
 
 from satchel._errors import SatchelUsageError
 
-__all__ = ["ToolCall", "get_field", "item_list", "normalize_arguments", "require_id", "require_name"]
+__all__ = [
+    "ToolCall",
+    "answer_id",
+    "as_list",
+    "get_field",
+    "is_record",
+    "item_list",
+    "normalize_arguments",
+    "optional_id",
+    "require_id",
+    "require_name",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +77,21 @@ def is_record(obj: object) -> bool:
     )
 
 
-def item_list(value: object, where: str) -> list[Any]:
-    """``value`` as a list of items, or :class:`SatchelUsageError` naming ``where``."""
-    if value is None:
-        return []
+def as_list(value: object) -> list[Any] | None:
+    """``value`` as a list when it is a list or a tuple, else ``None``."""
     if isinstance(value, list | tuple):
         return list(cast(list[Any] | tuple[Any, ...], value))
+    return None
+
+
+def item_list(value: object, where: str) -> list[Any]:
+    """``value`` as a list of items (``None`` is no items), or :class:`SatchelUsageError`
+    naming ``where``."""
+    if value is None:
+        return []
+    items = as_list(value)
+    if items is not None:
+        return items
     raise SatchelUsageError(f"{where} must be a list, got {type(value).__name__}.")
 
 
@@ -124,3 +144,12 @@ def normalize_arguments(value: object) -> dict[str, Any] | str:
             return value
         return cast(dict[str, Any], decoded) if isinstance(decoded, dict) else value
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def answer_id(call: ToolCall, fn: str) -> str:
+    """The id a result must carry to answer ``call``; ``fn`` names the caller."""
+    if call.id is None:
+        raise SatchelUsageError(
+            f"{fn}() needs each call's id to answer it, and the call to {call.name!r} has none."
+        )
+    return call.id

@@ -82,9 +82,7 @@ class ToolRegistry:
 
     # -- changes ---------------------------------------------------------------
 
-    def register(
-        self, tool: BaseTool | Callable[..., Any], *, replace: bool = False
-    ) -> BaseTool:
+    def register(self, tool: BaseTool | Callable[..., Any], *, replace: bool = False) -> BaseTool:
         """Add a tool (a :class:`BaseTool`, or a plain function, which becomes a
         :class:`FunctionTool`).
 
@@ -270,9 +268,7 @@ class ToolRegistry:
 
     # -- calls -----------------------------------------------------------------
 
-    async def call(
-        self, name: str, args: Any = None, ctx: ToolContext | None = None
-    ) -> ToolResult:
+    async def call(self, name: str, args: Any = None, ctx: ToolContext | None = None) -> ToolResult:
         """Validate and run one tool call. Never raises for a model's or a tool's error.
 
         Args:
@@ -289,7 +285,7 @@ class ToolRegistry:
             except ArgumentsError as exc:
                 return ToolResult(name, error=exc.error)
         try:
-            return await tool.call(args, ctx or self.context)
+            return await tool.call(args, ctx or self.context)  # pyright: ignore[reportUnknownArgumentType]
         except Exception as exc:  # a BaseTool that broke its own contract
             return result_from_exception(name, exc)
 

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace as dc_replace
-from typing import Any, TypeVar, overload
+from typing import Any, overload
 
 import anyio
 
@@ -34,8 +34,6 @@ __all__ = [
     "with_rate_limit",
     "with_timeout",
 ]
-
-T = TypeVar("T", BaseTool, ToolRegistry)
 
 
 class WrapperTool(BaseTool):
@@ -55,7 +53,9 @@ class WrapperTool(BaseTool):
         return await self.inner.call(args, ctx)
 
 
-def _each(target: T, wrap: Callable[[BaseTool], BaseTool]) -> T:
+def _each(
+    target: BaseTool | ToolRegistry, wrap: Callable[[BaseTool], BaseTool]
+) -> BaseTool | ToolRegistry:
     if isinstance(target, ToolRegistry):
         return ToolRegistry([wrap(t) for t in target], context=target.context)
     return wrap(target)

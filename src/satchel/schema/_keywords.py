@@ -144,11 +144,12 @@ def canonical(value: object) -> str:
 
 def pointer(path: str, *tokens: str | int) -> str:
     """Extend the JSON pointer ``path`` with ``tokens`` (escaping ``~`` and ``/``)."""
-    parts = [path]
     for token in tokens:
-        text = str(token).replace("~", "~0").replace("/", "~1")
-        parts.append("/" + text)
-    return "".join(parts)
+        text = str(token)
+        if "~" in text or "/" in text:
+            text = text.replace("~", "~0").replace("/", "~1")
+        path = f"{path}/{text}"
+    return path
 
 
 def add_note(description: object, note: str) -> str:
@@ -181,10 +182,15 @@ def summary(schema: Mapping[str, Any]) -> str:
     for key in ("anyOf", "oneOf"):
         branches = as_list(schema.get(key))
         if branches:
-            return " or ".join(
-                summary(obj) for b in branches if (obj := as_object(b)) is not None
-            )
+            return " or ".join(summary(obj) for b in branches if (obj := as_object(b)) is not None)
     return "any value"
+
+
+def describe(schema: Mapping[str, Any]) -> str:
+    """:func:`summary`, followed by the schema's own description in parentheses."""
+    text = summary(schema)
+    note = schema.get("description")
+    return f"{text} ({note.strip()})" if isinstance(note, str) and note.strip() else text
 
 
 def iter_subschemas(schema: Mapping[str, Any], path: str) -> Iterator[tuple[str, object]]:
@@ -213,7 +219,8 @@ def walk(schema: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, JsonO
     stack: list[tuple[str, Mapping[str, Any]]] = [(path, schema)]
     while stack:
         here, node = stack.pop()
-        yield here, dict(node) if not isinstance(node, dict) else cast(JsonObject, node)
+        obj = as_object(node)
+        yield here, obj if obj is not None else dict(node)
         children = [
             (where, obj)
             for where, child in iter_subschemas(node, here)

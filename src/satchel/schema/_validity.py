@@ -92,7 +92,9 @@ def _keyword_problem(key: str, value: object) -> str | None:
         return f"'{key}' must be a non-negative integer"
     if key in _NUMBER and not _is_number(value):
         return f"'{key}' must be a number"
-    if key == "multipleOf" and not (_is_number(value) and value > 0):
+    if key == "multipleOf" and not (
+        isinstance(value, int | float) and _is_number(value) and value > 0
+    ):
         return "'multipleOf' must be a number greater than 0"
     if key in _STRING and not isinstance(value, str):
         return f"'{key}' must be a string"

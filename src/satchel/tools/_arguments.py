@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -149,7 +149,7 @@ def describe_errors(
         loc = list(err["loc"])
         op: str | None = None
         if operations and loc and isinstance(loc[0], str) and loc[0] in operations:
-            op = loc.pop(0)
+            op = str(loc.pop(0))
         if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
             field = discriminator
         else:
@@ -194,7 +194,7 @@ def _decodable_containers(exc: ValidationError) -> list[tuple[tuple[int | str, .
             except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(decoded, list | dict):
-                found.append((tuple(err["loc"]), decoded))
+                found.append((tuple(err["loc"]), cast(Any, decoded)))
     return found
 
 

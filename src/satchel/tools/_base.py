@@ -54,9 +54,12 @@ def result_from_exception(tool: str, exc: Exception) -> ToolResult:
     kind, message and details. Anything else is ``internal``: logged with its
     traceback, while the model sees no traceback.
     """
-    if isinstance(exc, SatchelError) and not isinstance(exc, SatchelUsageError):
-        if exc.error_kind != "internal":
-            return ToolResult(tool, error=ToolError(exc.error_kind, exc.message, exc.details))
+    if (
+        isinstance(exc, SatchelError)
+        and not isinstance(exc, SatchelUsageError)
+        and exc.error_kind != "internal"
+    ):
+        return ToolResult(tool, error=ToolError(exc.error_kind, exc.message, exc.details))
     if isinstance(exc, TimeoutError):
         return ToolResult(
             tool,

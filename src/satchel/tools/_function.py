@@ -8,6 +8,7 @@ parameter typed :class:`ToolContext` is injected and kept out of the schema.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_type_hints, overload
 
@@ -46,15 +47,18 @@ class FunctionTool(BaseTool):
         destructive: bool | None = None,
         idempotent: bool | None = None,
         open_world: bool | None = None,
+        localns: Mapping[str, Any] | None = None,
     ) -> None:
+        if localns is None:
+            localns = sys._getframe(1).f_locals  # pyright: ignore[reportPrivateUsage]
         self.fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
         tool_name = name or getattr(fn, "__name__", "")
         doc = docstring_parser.parse(inspect.getdoc(fn) or "")
         params_doc = {p.arg_name: p.description or "" for p in doc.params}
-        model, self._ctx_param, self._positional = _input_model(fn, tool_name, params_doc)
+        hints = _type_hints(fn, localns)
+        model, self._ctx_param, self._positional = _input_model(fn, tool_name, params_doc, hints)
         self._fields = tuple(model.model_fields)
-        hints = _type_hints(fn)
         out_type = hints.get("return", Any)
         if out_type is type(None):
             out_type = type(None)
@@ -109,9 +113,9 @@ class FunctionTool(BaseTool):
         return await run_plan(plan.spec.name, plan, args, ctx, self._invoke, self._is_async)
 
 
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def _type_hints(fn: Callable[..., Any], localns: Mapping[str, Any]) -> dict[str, Any]:
     try:
-        return get_type_hints(fn, include_extras=True)
+        return get_type_hints(fn, localns=dict(localns), include_extras=True)
     except (NameError, TypeError) as exc:
         raise SatchelUsageError(
             f"Cannot resolve the type hints of {getattr(fn, '__name__', fn)!r}: {exc}"
@@ -119,9 +123,11 @@ def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _input_model(
-    fn: Callable[..., Any], tool_name: str, params_doc: Mapping[str, str]
+    fn: Callable[..., Any],
+    tool_name: str,
+    params_doc: Mapping[str, str],
+    hints: Mapping[str, Any],
 ) -> tuple[type[BaseModel], str | None, tuple[str, ...]]:
-    hints = _type_hints(fn)
     fields: dict[str, Any] = {}
     ctx_param: str | None = None
     positional: list[str] = []
@@ -203,6 +209,8 @@ def tool(
         ...     return a + b
     """
 
+    caller_locals = sys._getframe(1).f_locals  # pyright: ignore[reportPrivateUsage]
+
     def wrap(func: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
             func,
@@ -216,6 +224,7 @@ def tool(
             destructive=destructive,
             idempotent=idempotent,
             open_world=open_world,
+            localns=caller_locals,
         )
 
     if fn is not None:

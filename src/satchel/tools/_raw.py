@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import anyio.to_thread
 import jsonschema
@@ -95,7 +95,10 @@ class RawTool(BaseTool):
         self._run = run
         self._is_async = inspect.iscoroutinefunction(run)
         base = ToolAnnotations(
-            read_only=read_only, destructive=destructive, idempotent=idempotent, open_world=open_world
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
         )
         overrides = dict(operation_annotations or {})
         ops = {
@@ -126,7 +129,10 @@ class RawTool(BaseTool):
         return self._spec
 
     def _errors(self, args: dict[str, Any]) -> list[JsonSchemaValidationError]:
-        return sorted(self._validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        found: list[JsonSchemaValidationError] = list(
+            self._validator.iter_errors(args)  # pyright: ignore[reportUnknownMemberType]
+        )
+        return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
 
     def _coerce(
         self, args: dict[str, Any], errors: list[JsonSchemaValidationError]
@@ -134,8 +140,12 @@ class RawTool(BaseTool):
         patched = copy.deepcopy(args)
         paths: list[str] = []
         for err in errors:
-            wanted = err.validator_value if err.validator == "type" else None
-            wanted_set = {wanted} if isinstance(wanted, str) else set(wanted or [])
+            wanted: Any = err.validator_value if err.validator == "type" else None
+            wanted_set: set[str] = (
+                {wanted}
+                if isinstance(wanted, str)
+                else {str(w) for w in cast(list[Any], wanted or [])}
+            )
             if not isinstance(err.instance, str) or not wanted_set & {"array", "object"}:
                 continue
             try:
@@ -157,11 +167,13 @@ class RawTool(BaseTool):
         lines: list[str] = []
         for err in errors[:20]:
             field = _path_text(list(err.absolute_path))
-            if err.validator == "required" and isinstance(err.validator_value, list):
+            required: Any = err.validator_value
+            instance: Any = err.instance
+            if err.validator == "required" and isinstance(required, list):
                 missing = [
                     str(k)
-                    for k in err.validator_value  # pyright: ignore[reportUnknownVariableType]
-                    if isinstance(err.instance, dict) and k not in err.instance
+                    for k in cast(list[Any], required)
+                    if isinstance(instance, dict) and k not in instance
                 ]
                 for key in missing:
                     full = f"{field}.{key}" if field else key
@@ -198,7 +210,9 @@ class RawTool(BaseTool):
             if self._is_async:
                 out = await self._run(args)
             else:
-                out = await anyio.to_thread.run_sync(partial(self._run, args), abandon_on_cancel=True)
+                out = await anyio.to_thread.run_sync(
+                    partial(self._run, args), abandon_on_cancel=True
+                )
         except SatchelError as exc:
             kind = exc.error_kind if exc.error_kind != "internal" else "failed"
             return ToolResult(name, error=ToolError(kind, exc.message, exc.details))

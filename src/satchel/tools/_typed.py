@@ -141,9 +141,7 @@ def build_plan(
         annotations=base,
         operations=op_specs,
     )
-    return TypedPlan(
-        spec=spec, validate=validate, check_output=check, operations=op_specs or None
-    )
+    return TypedPlan(spec=spec, validate=validate, check_output=check, operations=op_specs or None)
 
 
 def check_name(name: str) -> None:
@@ -165,23 +163,34 @@ async def run_plan(
     is_async: bool,
 ) -> ToolResult:
     """The shared call path: validate, run (sync code in a worker thread), check output."""
+    coerced: tuple[str, ...] = ()
     try:
-        params, coerced = validate_with_coercion(plan.validate, args, operations=plan.operations)
-    except ArgumentsError as exc:
-        return ToolResult(tool_name, error=exc.error)
+        params = plan.validate(args)
+    except ValidationError:
+        try:
+            params, coerced = validate_with_coercion(
+                plan.validate, args, operations=plan.operations
+            )
+        except ArgumentsError as exc:
+            return ToolResult(tool_name, error=exc.error)
     try:
         if is_async:
             out = await invoke(params, ctx)
         else:
-            out = await anyio.to_thread.run_sync(partial(invoke, params, ctx), abandon_on_cancel=True)
+            out = await anyio.to_thread.run_sync(
+                partial(invoke, params, ctx), abandon_on_cancel=True
+            )
         out = plan.check_output(out)
-    except ValidationError as exc:
-        return result_from_exception(
-            tool_name, TypeError(f"tool returned an output that does not match its schema: {exc}")
-        )
     except Exception as exc:  # the boundary: every tool failure becomes a result
-        return result_from_exception(tool_name, exc)
+        return failure_result(tool_name, exc)
     return ToolResult(tool_name, out, None, coerced, plan.spec.output_wrapped)
+
+
+def failure_result(tool_name: str, exc: Exception) -> ToolResult:
+    """The result for an exception raised while running a tool or checking its output."""
+    if isinstance(exc, ValidationError):
+        exc = TypeError(f"tool returned an output that does not match its schema: {exc}")
+    return result_from_exception(tool_name, exc)
 
 
 def _generic_args(cls: type) -> tuple[Any, Any] | None:
@@ -245,7 +254,7 @@ class Tool(BaseTool, Generic[InT, OutT]):
 
     def _build_plan(self) -> TypedPlan:
         cls = type(self)
-        if type(self).execute is Tool.execute:
+        if cls.execute is Tool.execute:  # pyright: ignore[reportUnknownMemberType]
             raise SatchelUsageError(f"{cls.__name__} must implement execute()")
         name = getattr(self, "name", None)
         if not name:
@@ -284,4 +293,16 @@ class Tool(BaseTool, Generic[InT, OutT]):
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Validate ``args`` against the input type and run :meth:`execute`."""
         plan = self._plan_cache or self._plan()
-        return await run_plan(plan.spec.name, plan, args, ctx, self.execute, self._is_async)
+        spec = plan.spec
+        if not self._is_async:
+            return await run_plan(spec.name, plan, args, ctx, self.execute, False)
+        # The hot path, inlined: valid arguments and an async execute.
+        try:
+            params = plan.validate(args)
+        except ValidationError:
+            return await run_plan(spec.name, plan, args, ctx, self.execute, True)
+        try:
+            out = plan.check_output(await self.execute(params, ctx))  # pyright: ignore[reportGeneralTypeIssues]
+        except Exception as exc:  # the boundary: every tool failure becomes a result
+            return failure_result(spec.name, exc)
+        return ToolResult(spec.name, out, None, (), spec.output_wrapped)

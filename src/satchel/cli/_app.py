@@ -1,0 +1,157 @@
+"""The root ``satchel`` command: global options, the command groups, and the error
+boundary.
+
+Each command group lives in its own module as a ``typer.Typer`` named ``app``; add a new
+one to :data:`GROUPS` and it appears as ``satchel <name> ...``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from satchel import __version__
+from satchel._errors import SatchelError, SatchelUsageError
+from satchel.cli import _tools
+from satchel.cli._common import error_line
+
+__all__ = ["GROUPS", "app", "main"]
+
+GROUPS: tuple[tuple[str, typer.Typer], ...] = (("tools", _tools.app),)
+"""The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
+
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class LogLevel(StrEnum):
+    """The levels ``--log-level`` accepts."""
+
+    DEBUG = "debug"
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+def _error_code(exc: typer.TyperException) -> int:
+    """Print a click/typer error as one line on stderr; return its exit status."""
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        # typer has printed the help already (the message is what is left of it).
+        message = exc.format_message()
+        if message.strip():
+            typer.echo(message, err=True)
+        return exc.exit_code
+    line = error_line(exc.format_message())
+    ctx: Any = getattr(exc, "ctx", None)
+    if ctx is not None:
+        line += f" See '{ctx.command_path} --help'."
+    typer.echo(line, err=True)
+    return exc.exit_code
+
+
+class _SatchelGroup(TyperGroup):
+    """The root group. Its ``main`` is the CLI's error boundary: usage errors and
+    satchel's own errors become one ``Error: ...`` line, never a traceback."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        try:
+            outcome = super().main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
+            code = outcome if isinstance(outcome, int) else 0
+        except typer.TyperException as exc:  # every click usage error derives from it
+            code = _error_code(exc)
+        except SatchelUsageError as exc:
+            typer.echo(error_line(exc.message), err=True)
+            code = 2
+        except SatchelError as exc:
+            typer.echo(error_line(exc.message), err=True)
+            code = 1
+        except typer.Abort:
+            typer.echo("Aborted.", err=True)
+            code = 1
+        if not standalone_mode:
+            return code
+        sys.exit(code)
+
+
+app = typer.Typer(
+    name="satchel",
+    cls=_SatchelGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+for _name, _group in GROUPS:
+    app.add_typer(_group, name=_name)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"satchel {__version__}")
+        raise typer.Exit()
+
+
+def _configure_logging(ctx: typer.Context, level: LogLevel) -> None:
+    """Send log records to stderr for this run only; undone when the command ends."""
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+
+    def undo() -> None:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+
+    ctx.call_on_close(undo)
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    log_level: Annotated[
+        LogLevel,
+        typer.Option(
+            "--log-level",
+            envvar="SATCHEL_LOG_LEVEL",
+            case_sensitive=False,
+            help="How much to log to stderr.",
+        ),
+    ] = LogLevel.WARNING,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print satchel's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """satchel: typed tools and stateful memory for LLM agents."""
+    _configure_logging(ctx, log_level)
+
+
+def main() -> None:
+    """Run the ``satchel`` command line (the console script's entry point)."""
+    app(prog_name="satchel")

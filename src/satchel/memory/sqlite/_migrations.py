@@ -1,0 +1,212 @@
+"""Ordered, named, append-only schema migrations for the SQLite store.
+
+Each migration is a SQL script appended with :func:`migration` under a unique name;
+:func:`migrate` runs, in order, the ones not yet recorded in the
+``_satchel_migrations`` table, each in one transaction together with its record. Never
+edit or reorder a migration that has shipped: append a new one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+__all__ = ["MIGRATIONS", "applied_migrations", "migrate"]
+
+
+@dataclass(kw_only=True, frozen=True)
+class _Migration:
+    name: str
+    sql: str
+
+
+MIGRATIONS: list[_Migration] = []
+"""Every migration, in the order they run."""
+
+
+def migration(name: str, sql: str) -> None:
+    """Append a migration called ``name`` that runs the SQL script ``sql``."""
+    if any(m.name == name for m in MIGRATIONS):
+        raise RuntimeError(f"duplicate migration name {name!r}")
+    MIGRATIONS.append(_Migration(name=name, sql=sql))
+
+
+_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+migration(
+    "0001_blocks_messages_fts",
+    f"""
+        CREATE TABLE agents (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE
+        );
+
+        CREATE TABLE blocks (
+            pk INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            agent_id INTEGER NOT NULL REFERENCES agents (id),
+            label TEXT NOT NULL,
+            value TEXT NOT NULL,
+            chars INTEGER NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            permission TEXT NOT NULL,
+            char_limit INTEGER,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            version INTEGER NOT NULL DEFAULT 1,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{{}}',
+            UNIQUE (agent_id, label)
+        );
+        CREATE INDEX blocks_agent_kind ON blocks (agent_id, kind);
+
+        CREATE TABLE block_tags (
+            tag TEXT NOT NULL,
+            block_pk INTEGER NOT NULL REFERENCES blocks (pk) ON DELETE CASCADE,
+            PRIMARY KEY (tag, block_pk)
+        ) WITHOUT ROWID;
+        CREATE INDEX block_tags_block ON block_tags (block_pk);
+
+        CREATE TABLE shares (
+            block_pk INTEGER NOT NULL REFERENCES blocks (pk) ON DELETE CASCADE,
+            agent_id INTEGER NOT NULL REFERENCES agents (id),
+            permission TEXT NOT NULL,
+            PRIMARY KEY (block_pk, agent_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX shares_agent ON shares (agent_id);
+
+        CREATE TABLE messages (
+            pk INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            agent_id INTEGER NOT NULL REFERENCES agents (id),
+            conversation_id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{{}}'
+        );
+        CREATE INDEX messages_agent_time ON messages (agent_id, created_at);
+        CREATE INDEX messages_agent_conversation_time
+            ON messages (agent_id, conversation_id, created_at);
+
+        CREATE TABLE message_tags (
+            tag TEXT NOT NULL,
+            message_pk INTEGER NOT NULL REFERENCES messages (pk) ON DELETE CASCADE,
+            PRIMARY KEY (tag, message_pk)
+        ) WITHOUT ROWID;
+        CREATE INDEX message_tags_message ON message_tags (message_pk);
+
+        CREATE VIRTUAL TABLE blocks_fts USING fts5 (
+            label, description, value,
+            content = 'blocks', content_rowid = 'pk', tokenize = '{_TOKENIZER}'
+        );
+        CREATE TRIGGER blocks_fts_insert AFTER INSERT ON blocks BEGIN
+            INSERT INTO blocks_fts (rowid, label, description, value)
+            VALUES (new.pk, new.label, new.description, new.value);
+        END;
+        CREATE TRIGGER blocks_fts_delete AFTER DELETE ON blocks BEGIN
+            INSERT INTO blocks_fts (blocks_fts, rowid, label, description, value)
+            VALUES ('delete', old.pk, old.label, old.description, old.value);
+        END;
+        CREATE TRIGGER blocks_fts_update AFTER UPDATE OF label, description, value
+        ON blocks BEGIN
+            INSERT INTO blocks_fts (blocks_fts, rowid, label, description, value)
+            VALUES ('delete', old.pk, old.label, old.description, old.value);
+            INSERT INTO blocks_fts (rowid, label, description, value)
+            VALUES (new.pk, new.label, new.description, new.value);
+        END;
+
+        CREATE VIRTUAL TABLE messages_fts USING fts5 (
+            content, content = 'messages', content_rowid = 'pk', tokenize = '{_TOKENIZER}'
+        );
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.pk, new.content);
+        END;
+        CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content)
+            VALUES ('delete', old.pk, old.content);
+        END;
+        """,
+)
+
+# domain 0 = blocks, 1 = messages. ``seq`` only grows (AUTOINCREMENT) and SQLite has
+# one writer at a time, so "rows with seq > n" is exactly what was written since a
+# reader saw n; ``embedding_deletes`` logs removals the same way.
+migration(
+    "0002_embeddings",
+    """
+        CREATE TABLE embeddings (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            domain INTEGER NOT NULL,
+            item INTEGER NOT NULL,
+            agent_id INTEGER NOT NULL,
+            vec BLOB NOT NULL,
+            UNIQUE (domain, item)
+        );
+        CREATE TABLE embedding_deletes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            domain INTEGER NOT NULL,
+            item INTEGER NOT NULL
+        );
+        CREATE TRIGGER embeddings_log_delete AFTER DELETE ON embeddings BEGIN
+            INSERT INTO embedding_deletes (domain, item) VALUES (old.domain, old.item);
+        END;
+        CREATE TRIGGER blocks_embedding_delete AFTER DELETE ON blocks BEGIN
+            DELETE FROM embeddings WHERE domain = 0 AND item = old.pk;
+        END;
+        CREATE TRIGGER blocks_embedding_stale AFTER UPDATE OF value ON blocks
+        WHEN old.value IS NOT new.value BEGIN
+            DELETE FROM embeddings WHERE domain = 0 AND item = old.pk;
+        END;
+        CREATE TRIGGER messages_embedding_delete AFTER DELETE ON messages BEGIN
+            DELETE FROM embeddings WHERE domain = 1 AND item = old.pk;
+        END;
+        CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        """,
+)
+
+
+def applied_migrations(conn: sqlite3.Connection) -> list[str]:
+    """The names of the migrations recorded in the database, in the order applied."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _satchel_migrations ("
+        " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
+    )
+    rows = conn.execute("SELECT name FROM _satchel_migrations ORDER BY rowid").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every pending migration, each atomically with its record.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``). Returns the names
+    applied now (empty when the database was up to date). Safe to run from several
+    processes at once: a migration another process applied first is skipped.
+    """
+    applied: list[str] = []
+    for step in MIGRATIONS:
+        if step.name in applied_migrations(conn):
+            continue
+        record = step.name.replace("'", "''")
+        script = (
+            "BEGIN IMMEDIATE;\n"
+            + step.sql
+            + f";\nINSERT INTO _satchel_migrations (name) VALUES ('{record}');\nCOMMIT;"
+        )
+        try:
+            conn.executescript(script)
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if step.name in applied_migrations(conn):
+                continue  # another process won the race
+            raise
+        applied.append(step.name)
+    return applied

