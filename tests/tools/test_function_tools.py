@@ -171,3 +171,23 @@ async def test_json_string_is_not_decoded_where_a_string_is_expected() -> None:
     result = await ToolRegistry([echo]).call("echo", {"text": '["a"]'})
     assert result.output == '["a"]'
     assert result.coerced == ()
+
+
+async def test_strict_mode_nulls_for_optional_fields_mean_absent() -> None:
+    @tool
+    def greet(name: str, greeting: str = "Hello") -> str:
+        """Greet someone.
+
+        Args:
+            name: Who to greet.
+            greeting: The greeting word.
+        """
+        return f"{greeting}, {name}"
+
+    registry = ToolRegistry([greet])
+    result = await registry.call("greet", {"name": "Ada", "greeting": None})
+    assert result.output == "Hello, Ada"
+    assert result.coerced == ("greeting (null)",)
+    required_null = await registry.call("greet", {"name": None})
+    assert required_null.error is not None
+    assert required_null.error.kind == "invalid_arguments"

@@ -296,7 +296,9 @@ class VectorIndex:
             (int(clusters.bounds[c]), int(clusters.bounds[c + 1])) for c in near[:nprobe]
         )
         rows = np.concatenate([clusters.order[a:b] for a, b in spans])
-        rough = np.concatenate([clusters.reduced[a:b] @ reduced_query for a, b in spans])
+        rough: F32 = np.concatenate(
+            [clusters.reduced[a:b] @ reduced_query for a, b in spans], dtype=np.float32
+        )
         mask = alive[rows] if owner is None else alive[rows] & (owners[rows] == owner)
         rough[~mask] = -np.inf
         shortlist = rows[self._top(rough, max(self.rerank, k))]

@@ -204,7 +204,10 @@ class RawTool(BaseTool):
         if errors:
             fixed = self._coerce(args, errors)
             if fixed is None or self._errors(fixed[0]):
-                return self._invalid(errors)
+                cleaned = _schema.drop_strict_nulls(args, self._spec.input_schema)
+                if cleaned == args or self._errors(cleaned):
+                    return self._invalid(errors)
+                fixed = (cleaned, [f"{k} (null)" for k in args if k not in cleaned])
             args, coerced = fixed
         try:
             if self._is_async:

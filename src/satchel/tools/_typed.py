@@ -172,7 +172,16 @@ async def run_plan(
                 plan.validate, args, operations=plan.operations
             )
         except ArgumentsError as exc:
-            return ToolResult(tool_name, error=exc.error)
+            retry = _without_strict_nulls(args, plan.spec.input_schema)
+            if retry is None:
+                return ToolResult(tool_name, error=exc.error)
+            try:
+                params, coerced = validate_with_coercion(
+                    plan.validate, retry[0], operations=plan.operations
+                )
+            except ArgumentsError:
+                return ToolResult(tool_name, error=exc.error)
+            coerced = (*retry[1], *coerced)
     try:
         if is_async:
             out = await invoke(params, ctx)
@@ -184,6 +193,20 @@ async def run_plan(
     except Exception as exc:  # the boundary: every tool failure becomes a result
         return failure_result(tool_name, exc)
     return ToolResult(tool_name, out, None, coerced, plan.spec.output_wrapped)
+
+
+def _without_strict_nulls(
+    args: dict[str, Any], schema: dict[str, Any]
+) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """OpenAI strict mode sends ``null`` for an optional field it leaves out; drop those
+    (only where the schema says the field is optional). ``None`` when nothing changes."""
+    if "None" not in repr(args):
+        return None
+    cleaned = _schema.drop_strict_nulls(args, schema)
+    if cleaned == args:
+        return None
+    dropped = tuple(f"{k} (null)" for k in args if k not in cleaned)
+    return cleaned, dropped
 
 
 def failure_result(tool_name: str, exc: Exception) -> ToolResult:

@@ -1,0 +1,182 @@
+"""Retrieval quality of memory search on LoCoMo: BM25-only vs vector-only vs hybrid.
+
+Loads every turn of ``shared/data/locomo/locomo.dev.json`` into the conversations
+domain of a fresh :class:`~satchel.memory.SQLiteStore` (one agent per conversation,
+each turn a message with its ``dia_id`` in metadata and its session time as
+``created_at``), asks every QA question that has evidence, and reports recall@5 and
+recall@10 of the evidence turns, plus the ratio to the BM25-only baseline of the same
+run. ``--fusions all`` also sweeps the fusion methods that chose satchel's default.
+
+Run:
+    uv run python bench/memory_quality.py [--fusions default|all] [--data PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import numpy as np
+import numpy.typing as npt
+
+from satchel.embed import default_embedder
+from satchel.memory import Domain, Fusion, SearchMode, SQLiteStore
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo.dev.json"
+
+
+class CachingEmbedder:
+    """Wraps an embedder so repeated questions are embedded once per run."""
+
+    def __init__(self) -> None:
+        self.inner = default_embedder()
+        self.name = self.inner.name
+        self.dim = self.inner.dim
+        self.cache: dict[str, npt.NDArray[np.float32]] = {}
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            for text, row in zip(missing, self.inner.embed(missing), strict=True):
+                self.cache[text] = row
+        return np.stack([self.cache[t] for t in texts])
+
+
+def session_time(text: str) -> datetime:
+    """LoCoMo's ``1:56 pm on 8 May, 2023``."""
+    return datetime.strptime(text, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def turns_of(sample: dict[str, Any]) -> list[tuple[str, str, datetime, str]]:
+    """``(role, content, created_at, dia_id)`` for every turn of a conversation."""
+    conversation = sample["conversation"]
+    speaker_a = conversation["speaker_a"]
+    out: list[tuple[str, str, datetime, str]] = []
+    for key, turns in conversation.items():
+        if not re.fullmatch(r"session_\d+", key) or not isinstance(turns, list):
+            continue
+        when = session_time(conversation[f"{key}_date_time"])
+        for turn in turns:
+            content = f"{turn['speaker']}: {turn['text']}"
+            if turn.get("blip_caption"):
+                content += f" [shares {turn['blip_caption']}]"
+            role = "user" if turn["speaker"] == speaker_a else "assistant"
+            out.append((role, content, when, turn["dia_id"]))
+    return out
+
+
+def questions_of(sample: dict[str, Any]) -> list[tuple[str, set[str]]]:
+    out: list[tuple[str, set[str]]] = []
+    for qa in sample["qa"]:
+        evidence = {e.strip() for item in qa.get("evidence", []) for e in re.split(r"[;,]", item)}
+        evidence.discard("")
+        if evidence:
+            out.append((qa["question"], evidence))
+    return out
+
+
+async def load(store: SQLiteStore, samples: list[dict[str, Any]]) -> int:
+    count = 0
+    for sample in samples:
+        turns = turns_of(sample)
+        for start in range(0, len(turns), 64):
+            async with anyio.create_task_group() as group:
+                for role, content, when, dia_id in turns[start : start + 64]:
+                    group.start_soon(
+                        lambda r=role, c=content, w=when, d=dia_id: store.add_message(
+                            sample["sample_id"],
+                            r,  # type: ignore[arg-type]
+                            c,
+                            created_at=w,
+                            metadata={"dia_id": d},
+                        )
+                    )
+            count += len(turns[start : start + 64])
+    return count
+
+
+async def evaluate(
+    store: SQLiteStore, samples: list[dict[str, Any]], mode: SearchMode
+) -> dict[str, float]:
+    hits5: list[float] = []
+    hits10: list[float] = []
+    started = time.perf_counter()
+    for sample in samples:
+        for question, evidence in questions_of(sample):
+            hits = await store.search(
+                sample["sample_id"], question, domains=Domain.CONVERSATIONS, limit=10, mode=mode
+            )
+            found = [str(h.metadata.get("dia_id")) for h in hits]
+            hits5.append(len(evidence & set(found[:5])) / len(evidence))
+            hits10.append(len(evidence & set(found[:10])) / len(evidence))
+    elapsed = time.perf_counter() - started
+    return {
+        "recall@5": float(np.mean(hits5)),
+        "recall@10": float(np.mean(hits10)),
+        "questions": float(len(hits5)),
+        "ms_per_query": 1000 * elapsed / max(1, len(hits5)),
+    }
+
+
+FUSIONS: dict[str, Fusion] = {
+    "rrf k=60": Fusion(method="rrf", k=60, vector_weight=0.5),
+    "rrf k=20": Fusion(method="rrf", k=20, vector_weight=0.5),
+    "rrf k=5": Fusion(method="rrf", k=5, vector_weight=0.5),
+    "rrf k=5 w=0.3": Fusion(method="rrf", k=5, vector_weight=0.3),
+    **{
+        f"{method} w={w}": Fusion(method=method, vector_weight=w)
+        for method in ("minmax", "zscore", "convex")
+        for w in (0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+    },
+    "convex w=0.4 no fill-in": Fusion(method="convex", vector_weight=0.4, fill_in=False),
+    "minmax w=0.3 no fill-in": Fusion(method="minmax", vector_weight=0.3, fill_in=False),
+    "rrf k=60 no fill-in": Fusion(method="rrf", k=60, vector_weight=0.5, fill_in=False),
+    "convex w=0.4 100 candidates": Fusion(method="convex", vector_weight=0.4, candidates=100),
+    "convex w=0.4 20 candidates": Fusion(method="convex", vector_weight=0.4, candidates=20),
+}
+
+
+async def main(data: Path, sweep: bool) -> None:
+    samples: list[dict[str, Any]] = json.loads(data.read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await SQLiteStore.open(Path(tmp) / "locomo.db", embedder=CachingEmbedder())
+        started = time.perf_counter()
+        turns = await load(store, samples)
+        print(f"loaded {turns} turns in {time.perf_counter() - started:.1f} s")
+        rows: list[tuple[str, dict[str, float]]] = []
+        rows.append(("bm25 only", await evaluate(store, samples, "bm25")))
+        rows.append(("vector only", await evaluate(store, samples, "vector")))
+        default = store.fusion
+        rows.append((f"hybrid (default: {default.method} w={default.vector_weight})",
+                     await evaluate(store, samples, "hybrid")))  # fmt: skip
+        if sweep:
+            for name, fusion in FUSIONS.items():
+                store.fusion = fusion
+                rows.append((f"hybrid {name}", await evaluate(store, samples, "hybrid")))
+            store.fusion = default
+        await store.close()
+    base = rows[0][1]
+    print(f"\n{int(base['questions'])} questions with evidence, {turns} turns")
+    print(f"{'method':<40} {'R@5':>6} {'x bm25':>7} {'R@10':>6} {'x bm25':>7} {'ms/q':>6}")
+    for name, r in rows:
+        print(
+            f"{name:<40} {r['recall@5']:6.3f} {r['recall@5'] / base['recall@5']:7.2f} "
+            f"{r['recall@10']:6.3f} {r['recall@10'] / base['recall@10']:7.2f} "
+            f"{r['ms_per_query']:6.1f}"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--fusions", choices=["default", "all"], default="default")
+    args = parser.parse_args()
+    anyio.run(main, args.data, args.fusions == "all")
