@@ -98,10 +98,20 @@ def test_raw_tool_metadata_is_kept_in_the_spec() -> None:
     assert spec.output_schema is None
 
 
-def test_invalid_json_schema_is_refused_at_registration() -> None:
-    with pytest.raises(SchemaError, match="not a valid JSON schema"):
+def test_schema_that_is_not_an_object_is_refused_at_registration() -> None:
+    with pytest.raises(SchemaError, match="JSON object at the top level"):
         ToolRegistry().register_raw(
             name="bad", description="Bad.", parameters={"type": "objekt"}, run=lambda a: ""
+        )
+
+
+def test_malformed_json_schema_is_refused_at_registration() -> None:
+    with pytest.raises(SchemaError, match="bad"):
+        ToolRegistry().register_raw(
+            name="bad",
+            description="Bad.",
+            parameters={"type": "object", "properties": {"n": {"type": "integer", "minimum": "x"}}},
+            run=lambda a: "",
         )
 
 
@@ -112,3 +122,21 @@ async def test_async_run_is_awaited() -> None:
     registry = ToolRegistry()
     registry.register_raw(name="twice", description="Twice.", parameters=ECHO_SCHEMA, run=run)
     assert (await registry.call("twice", {"text": "ab"})).output == "abab"
+
+
+async def test_older_draft_schema_is_upgraded_and_still_validates() -> None:
+    registry = ToolRegistry()
+    registry.register_raw(
+        name="page",
+        description="Read a page.",
+        parameters={
+            "type": "object",
+            "properties": {"page": {"type": "integer", "minimum": 0, "exclusiveMinimum": True}},
+            "required": ["page"],
+        },
+        run=lambda a: str(a["page"]),
+    )
+    assert (await registry.call("page", {"page": 2})).output == "2"
+    zero = await registry.call("page", {"page": 0})
+    assert zero.error is not None
+    assert zero.error.kind == "invalid_arguments"

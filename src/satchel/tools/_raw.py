@@ -81,17 +81,25 @@ class RawTool(BaseTool):
             raise SatchelUsageError(f"Tool {name!r} has no description.")
         params = copy.deepcopy(dict(parameters))
         try:
-            jsonschema.Draft202012Validator.check_schema(params)
-        except jsonschema.SchemaError as exc:
-            raise SchemaError(
-                f"Tool {name!r}: the parameters are not a valid JSON schema: {exc.message}"
-            ) from exc
-        try:
             normalized = _schema.normalize(params)
             op_info = _schema.operations(params)
         except SchemaError as exc:
             raise SchemaError(f"Tool {name!r}: {exc.message}", details=exc.details) from exc
-        self._validator = jsonschema.Draft202012Validator(params)
+        # Validate calls against the schema as written when it is valid 2020-12 JSON
+        # Schema; an older draft's spelling (e.g. boolean exclusiveMinimum) is validated
+        # against its normalized, upgraded form instead.
+        validate_against = params
+        try:
+            jsonschema.Draft202012Validator.check_schema(params)
+        except jsonschema.SchemaError:
+            validate_against = normalized
+            try:
+                jsonschema.Draft202012Validator.check_schema(normalized)
+            except jsonschema.SchemaError as exc:
+                raise SchemaError(
+                    f"Tool {name!r}: the parameters are not a valid JSON schema: {exc.message}"
+                ) from exc
+        self._validator = jsonschema.Draft202012Validator(validate_against)
         self._run = run
         self._is_async = inspect.iscoroutinefunction(run)
         base = ToolAnnotations(
