@@ -2,8 +2,9 @@
 
 Embeds ``--n`` realistic sentences (turns of the LoCoMo conversations when the file is
 there, else generated chat lines) with :class:`satchel.embed.MiniLMEmbedder` at batch
-sizes 1, 8, 16 (the default), 32 and 64, and prints sentences per second, the ratio to batch size 1
-measured in the same run, and the process's resident memory once the model is loaded.
+sizes 1, 8 (the default), 16, 32 and 64. Prints sentences per second, the ratio to
+batch size 1 measured in the same run, and the process's resident memory once the
+model is loaded.
 
 Run:  uv run python bench/embed.py --n 512
 """

@@ -9,7 +9,14 @@ import pytest
 
 import satchel
 
-PACKAGES = ["satchel", "satchel.tools", "satchel.registry", "satchel.schema"]
+PACKAGES = [
+    "satchel",
+    "satchel.embed",
+    "satchel.providers",
+    "satchel.registry",
+    "satchel.schema",
+    "satchel.tools",
+]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

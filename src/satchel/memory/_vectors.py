@@ -64,7 +64,7 @@ class VectorIndex:
         self,
         dim: int,
         *,
-        exact_below: int = 20_000,
+        exact_below: int = 10_000,
         reduced_dim: int = 64,
         probe_fraction: float = 0.25,
         rerank: int = 256,

@@ -10,20 +10,28 @@ from typing import Any
 
 import numpy as np
 
+from satchel.memory._fts import fts5_match
 from satchel.memory._models import SearchFilters
 from satchel.memory._vectors import VectorIndex
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import placeholders, to_us
 
 __all__ = [
+    "BM25_BUDGET",
     "StoredIndexes",
     "bm25_candidates",
-    "bm25_for",
+    "bm25_match",
     "filter_clause",
     "keep_matching",
     "matching_ids",
     "shared_block_pks",
 ]
+
+BM25_BUDGET = 2_000
+"""About how many matching rows BM25 may rank per domain and query (FTS5 scores every
+matching row, a few microseconds each)."""
+
+_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _BM25 = {
     BLOCKS: ("blocks_fts", "bm25(blocks_fts, 0.5, 0.5, 1.0)", "blocks AS b", "b"),
@@ -103,19 +111,62 @@ def bm25_candidates(
     return {int(pk): -float(s) for pk, s in rows}
 
 
-def bm25_for(
-    conn: sqlite3.Connection, domain: int, match: str, pks: Sequence[int]
-) -> dict[int, float]:
-    """BM25 of the given rows for ``match`` (rows that do not match are left out)."""
-    if not pks:
-        return {}
-    fts, score, _, _ = _BM25[domain]
-    rows = conn.execute(
-        f"SELECT rowid, {score} FROM {fts} WHERE {fts} MATCH ? "
-        f"AND rowid IN ({placeholders(len(pks))})",
-        (match, *pks),
-    ).fetchall()
-    return {int(pk): -float(s) for pk, s in rows}
+def bm25_match(
+    conn: sqlite3.Connection, domain: int, terms: Sequence[str], budget: int = BM25_BUDGET
+) -> str | None:
+    """An FTS5 query for ``terms`` whose ranking cost stays near ``budget`` rows.
+
+    FTS5 ranks every row that matches, so one very common term can make a query slow
+    on a large store. Terms are looked up in the index (stemmed by FTS5 itself, through
+    a scratch table in the connection's TEMP schema) and kept rarest first while their
+    document counts add up to at most ``budget``; the rarest always stays. Dropped terms
+    are the most common ones, whose BM25 weight (IDF) is the smallest anyway. If even
+    the rarest term is over budget, the query becomes the AND of the three rarest.
+    Below ``budget`` rows in the table nothing is looked up or dropped.
+    """
+    if not terms:
+        return None
+    fts = _BM25[domain][0]
+    table = "blocks" if domain == BLOCKS else "messages"
+    top = conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0
+    if top <= budget:
+        return fts5_match(list(terms))
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.satchel_terms "
+        f"USING fts5(t, tokenize = '{_TOKENIZER}')"
+    )
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.satchel_terms_vocab "
+        "USING fts5vocab(temp, satchel_terms, 'instance')"
+    )
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.satchel_{fts}_vocab "
+        f"USING fts5vocab(main, {fts}, 'row')"
+    )
+    conn.execute("DELETE FROM temp.satchel_terms")
+    conn.executemany(
+        "INSERT INTO temp.satchel_terms (rowid, t) VALUES (?, ?)", list(enumerate(terms))
+    )
+    counts: dict[int, int] = {}
+    for position, stem in conn.execute("SELECT doc, term FROM temp.satchel_terms_vocab"):
+        row = conn.execute(
+            f"SELECT doc FROM temp.satchel_{fts}_vocab WHERE term = ?", (stem,)
+        ).fetchone()
+        counts[int(position)] = counts.get(int(position), 0) + (int(row[0]) if row else 0)
+    present = sorted((n, i) for i, n in counts.items() if n > 0)
+    if not present:
+        return None
+    if present[0][0] > budget:
+        rarest = [terms[i] for _, i in present[:3]]
+        return " AND ".join('"' + t.replace('"', '""') + '"' for t in rarest)
+    kept: list[str] = []
+    total = 0
+    for count, i in present:
+        if kept and total + count > budget:
+            break
+        kept.append(terms[i])
+        total += count
+    return fts5_match(kept)
 
 
 def keep_matching(

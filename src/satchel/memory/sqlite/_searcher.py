@@ -9,6 +9,7 @@ search is never wrong, only slower when the filter is very selective.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -21,19 +22,16 @@ from satchel.memory._models import SearchFilters, SearchHit, SearchMode
 from satchel.memory._search import SearchPlan, rank
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import (
-    BLOCK_COLUMNS,
     BLOCK_FROM,
-    MESSAGE_COLUMNS,
     MESSAGE_FROM,
     agent_id,
-    block_from_row,
-    message_from_row,
+    from_us,
     placeholders,
 )
 from satchel.memory.sqlite._search_sql import (
     StoredIndexes,
     bm25_candidates,
-    bm25_for,
+    bm25_match,
     filter_clause,
     keep_matching,
     matching_ids,
@@ -51,7 +49,7 @@ class SearchRequest:
     """Everything the blocking search needs, prepared on the event loop."""
 
     agent: str
-    match: str | None
+    terms: list[str]
     query_vector: F32 | None
     plan: SearchPlan
     filters: SearchFilters
@@ -90,50 +88,47 @@ def _vector_candidates(
     return dict(passing[:n])
 
 
-def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Key, tuple[Any, ...]]:
-    found: dict[_Key, tuple[Any, ...]] = {}
+def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Key, dict[str, Any]]:
+    """The fields of a :class:`SearchHit` for each key, read in one query per domain."""
+    found: dict[_Key, dict[str, Any]] = {}
     block_pks = [pk for domain, pk in keys if domain == BLOCKS]
     message_pks = [pk for domain, pk in keys if domain == MESSAGES]
     if block_pks:
         rows = conn.execute(
-            f"SELECT {BLOCK_COLUMNS} FROM {BLOCK_FROM} WHERE b.pk IN "
-            f"({placeholders(len(block_pks))})",
+            "SELECT b.pk, b.id, b.label, a.name, b.value, b.created_at, b.tags, b.metadata "
+            f"FROM {BLOCK_FROM} WHERE b.pk IN ({placeholders(len(block_pks))})",
             block_pks,
-        ).fetchall()
-        for row in rows:
-            block = block_from_row(row, {})
-            found[(BLOCKS, int(row[0]))] = (
-                "archival_memory",
-                block.id,
-                block.address_for(agent),
-                block.agent,
-                block.value,
-                block.created_at,
-                None,
-                None,
-                block.tags,
-                block.metadata,
-            )
+        )
+        for pk, id_, label, owner, value, created, tags, metadata in rows:
+            found[(BLOCKS, int(pk))] = {
+                "domain": "archival_memory",
+                "id": id_,
+                "label": label if owner == agent else f"{owner}/{label}",
+                "owner": owner,
+                "text": value,
+                "created_at": from_us(created),
+                "tags": tuple(json.loads(tags)),
+                "metadata": json.loads(metadata),
+            }
     if message_pks:
         rows = conn.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM {MESSAGE_FROM} WHERE m.pk IN "
+            "SELECT m.pk, m.id, a.name, m.content, m.created_at, m.role, m.conversation_id, "
+            f"m.tags, m.metadata FROM {MESSAGE_FROM} WHERE m.pk IN "
             f"({placeholders(len(message_pks))})",
             message_pks,
-        ).fetchall()
-        for row in rows:
-            message = message_from_row(row)
-            found[(MESSAGES, int(row[0]))] = (
-                "conversations",
-                message.id,
-                None,
-                message.agent,
-                message.content,
-                message.created_at,
-                message.role,
-                message.conversation_id,
-                message.tags,
-                message.metadata,
-            )
+        )
+        for pk, id_, owner, content, created, role, conversation, tags, metadata in rows:
+            found[(MESSAGES, int(pk))] = {
+                "domain": "conversations",
+                "id": id_,
+                "owner": owner,
+                "text": content,
+                "created_at": from_us(created),
+                "role": role,
+                "conversation_id": conversation,
+                "tags": tuple(json.loads(tags)),
+                "metadata": json.loads(metadata),
+            }
     return found
 
 
@@ -145,7 +140,7 @@ def run_search(
     if me is None:
         return []
     query = request.query_vector if request.mode != "bm25" else None
-    match = request.match if request.mode != "vector" else None
+    lexical_on = request.mode != "vector" and bool(request.terms)
     if query is not None and indexes is not None:
         indexes.sync(conn)
     else:
@@ -159,6 +154,7 @@ def run_search(
     ]
     for domain in domains:
         where, params = filter_clause(domain, me, request.filters, archival_only=True)
+        match = bm25_match(conn, domain, request.terms) if lexical_on else None
         lexical = bm25_candidates(conn, domain, match, where, params, n) if match else {}
         semantic: dict[int, float] = {}
         if query is not None and indexes is not None:
@@ -167,33 +163,19 @@ def run_search(
                 missing = np.asarray([pk for pk in lexical if pk not in semantic], np.int64)
                 ids, scores = indexes.indexes[domain].scores_for(query, missing)
                 semantic.update(zip(ids.tolist(), scores.tolist(), strict=True))
-        if fill_in and match:
-            lexical.update(
-                bm25_for(conn, domain, match, [pk for pk in semantic if pk not in lexical])
-            )
         bm25.update({(domain, pk): s for pk, s in lexical.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
     ranked = rank(bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit)
     rows = _hydrate(conn, request.agent, [r.key for r in ranked])
     hits: list[SearchHit] = []
     for r in ranked:
-        row = rows.get(r.key)
-        if row is None:
-            continue
-        domain_name, id_, label, owner, text, created, role, conversation, tags, metadata = row
+        fields = rows.get(r.key)
+        if fields is None:
+            continue  # deleted since it was a candidate
         hits.append(
             SearchHit(
-                domain=domain_name,
-                id=id_,
-                label=label,
-                owner=owner,
-                text=text,
+                **fields,
                 score=r.score,
-                created_at=created,
-                role=role,
-                conversation_id=conversation,
-                tags=tags,
-                metadata=metadata,
                 bm25_rank=r.bm25_rank,
                 vector_rank=r.vector_rank,
                 bm25_score=r.bm25_score,

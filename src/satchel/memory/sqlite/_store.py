@@ -18,7 +18,7 @@ import platformdirs
 from satchel._errors import VersionConflictError
 from satchel.embed._protocol import Embedder
 from satchel.memory._embedding import EmbedBatcher
-from satchel.memory._fts import fts5_match, query_terms
+from satchel.memory._fts import query_terms
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._models import (
     Block,
@@ -568,7 +568,7 @@ class SQLiteStore:
         filters = filters or SearchFilters()
         request = SearchRequest(
             agent=agent,
-            match=fts5_match(query_terms(query)),
+            terms=query_terms(query),
             query_vector=await self._embed_one(query.strip()) if mode != "bm25" else None,
             plan=plan_search(Domain(domains), filters),
             filters=filters,

@@ -1,0 +1,207 @@
+"""Scale of the SQLite memory store: archival entries at 10k, 100k and 1M.
+
+For each size it reports insert throughput through the public API, the p50/p95 latency
+of BM25-only, vector-only and hybrid ``search`` (ratios against BM25-only of the same
+run), the cold start of the vector index, and database bytes per entry.
+
+Text is synthetic (Zipf-distributed pseudo-words, 12 to 40 per entry); vectors are
+random unit vectors (latency only, as the issue allows), 384 dimensions like MiniLM.
+Entries past the first few thousand are bulk-loaded with the store's own insert SQL in
+large transactions, so building 1M takes minutes, not hours; databases are kept under
+``--dir`` and reused on the next run (resumable), so a size is built once.
+
+Run:
+    uv run python bench/memory_scale.py --sizes 10000,100000
+    uv run python bench/memory_scale.py --sizes 1000000      # builds ~2.5 GB once
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import sqlite3
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import numpy as np
+import numpy.typing as npt
+
+from satchel.memory import BlockKind, Domain, Permission, SearchMode, SQLiteStore
+from satchel.memory.sqlite import _blocks
+from satchel.memory.sqlite._messages import BLOCKS, store_vectors
+
+AGENT = "bench"
+DIM = 384
+
+
+class RandomEmbedder:
+    """Random unit vectors, the same for the same text (for latency, not quality)."""
+
+    name = "bench-random"
+    dim = DIM
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+            row = np.random.default_rng(seed).standard_normal(DIM)
+            out[i] = row / np.linalg.norm(row)
+        return out
+
+
+def vocabulary(size: int = 30_000) -> list[str]:
+    rng = np.random.default_rng(7)
+    syllables = [c + v for c in "bcdfghjklmnprstvwz" for v in "aeiou"] + ["th", "ch", "qu"]
+    return ["".join(rng.choice(syllables, size=rng.integers(2, 4))) for _ in range(size)]
+
+
+class TextMaker:
+    def __init__(self, seed: int) -> None:
+        self.words = vocabulary()
+        ranks = np.arange(1, len(self.words) + 1)
+        weights = 1.0 / ranks**1.07
+        self.p = weights / weights.sum()
+        self.rng = np.random.default_rng(seed)
+
+    def texts(self, n: int) -> list[str]:
+        lengths = self.rng.integers(12, 41, n)
+        picks = self.rng.choice(len(self.words), size=int(lengths.sum()), p=self.p)
+        out: list[str] = []
+        start = 0
+        for length in lengths:
+            out.append(" ".join(self.words[i] for i in picks[start : start + length]))
+            start += length
+        return out
+
+
+def count_entries(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM blocks").fetchone()[0])
+        except sqlite3.OperationalError:
+            return 0
+
+
+async def insert_api(store: SQLiteStore, texts: list[str], first: int) -> float:
+    """Insert through the public API with 8 concurrent tasks; returns entries/s."""
+    started = time.perf_counter()
+    queue = list(enumerate(texts, start=first))
+
+    async def worker() -> None:
+        while queue:
+            i, text = queue.pop()
+            await store.create_block(AGENT, f"entry-{i}", text, kind=BlockKind.ARCHIVAL)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(8):
+            group.start_soon(worker)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def bulk_insert(store: SQLiteStore, texts: list[str], first: int) -> None:
+    """The store's own insert SQL, many rows per transaction (bench-only shortcut)."""
+    vectors = RandomEmbedder().embed(texts)
+
+    def write(conn: sqlite3.Connection) -> None:
+        items: list[tuple[int, str]] = []
+        for i, text in enumerate(texts, start=first):
+            pk, _ = _blocks.insert(
+                conn,
+                agent=AGENT,
+                label=f"entry-{i}",
+                value=text,
+                description="",
+                kind=BlockKind.ARCHIVAL,
+                permission=Permission.READ_WRITE,
+                char_limit=None,
+                pinned=False,
+                tags=(),
+                metadata=None,
+                hard_limit=True,
+            )
+            items.append((pk, text))
+        store_vectors(conn, BLOCKS, items, vectors)
+
+    store._db.write(write)  # pyright: ignore[reportPrivateUsage]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def measure(store: SQLiteStore, queries: list[str], mode: SearchMode) -> list[float]:
+    times: list[float] = []
+    for query in queries:
+        started = time.perf_counter()
+        await store.search(AGENT, query, domains=Domain.ARCHIVAL_MEMORY, limit=10, mode=mode)
+        times.append(1000 * (time.perf_counter() - started))
+    return times
+
+
+async def run_size(size: int, folder: Path, n_queries: int) -> None:
+    path = folder / f"scale-{size}.db"
+    have = count_entries(path)
+    store = await SQLiteStore.open(path, embedder=RandomEmbedder())
+    maker = TextMaker(seed=size)
+    api_rate = None
+    if have < size:
+        api_count = min(5_000, size - have) if have == 0 else 0
+        if api_count:
+            api_rate = await insert_api(store, maker.texts(api_count), have)
+            have += api_count
+        started, built = time.perf_counter(), 0
+        while have < size:
+            batch = min(20_000, size - have)
+            await anyio.to_thread.run_sync(bulk_insert, store, maker.texts(batch), have)
+            have += batch
+            built += batch
+            print(f"  {size}: {have} entries", flush=True)
+        if built:
+            print(f"  bulk load: {built / (time.perf_counter() - started):,.0f} entries/s")
+    query_maker = TextMaker(seed=size)  # same stream: query words come from real entries
+    rng = np.random.default_rng(1)
+    queries = [
+        " ".join(rng.choice(text.split(), size=3, replace=False))
+        for text in query_maker.texts(n_queries)
+    ]
+    started = time.perf_counter()
+    await store.search(AGENT, "warm up", mode="vector")
+    cold = time.perf_counter() - started
+    results = {mode: await measure(store, queries, mode) for mode in ("bm25", "vector", "hybrid")}
+    await store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size_bytes = sum(
+        os.path.getsize(p) for p in (path, Path(f"{path}-wal")) if os.path.exists(p)
+    )
+    print(f"\n== {size:,} archival entries ==")
+    if api_rate is not None:
+        print(f"insert via create_block (8 tasks): {api_rate:,.0f} entries/s")
+    print(f"vector index cold start (load + cluster): {cold:.2f} s")
+    print(f"database: {size_bytes / size:,.0f} bytes/entry ({size_bytes / 1e6:,.0f} MB)")
+    base = statistics.median(results["bm25"])
+    for mode, times in results.items():
+        p50, p95 = statistics.median(times), percentile(times, 0.95)
+        print(f"{mode:>7}: p50 {p50:7.2f} ms  p95 {p95:7.2f} ms  (p50 x bm25 {p50 / base:5.2f})")
+
+
+async def main(sizes: list[int], folder: Path, n_queries: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for size in sizes:
+        await run_size(size, folder, n_queries)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--dir", type=Path, default=Path("bench/results/memory_scale"))
+    args = parser.parse_args()
+    anyio.run(main, [int(s) for s in args.sizes.split(",")], args.dir, args.queries)

@@ -1,0 +1,272 @@
+"""The MCP client behind one request: what it is, what it supports, and how to ask its
+human something (elicitation).
+
+A tool served over MCP finds its :class:`ClientChannel` with :func:`client_channel`::
+
+    channel = client_channel(ctx)
+    if channel is not None and channel.can_elicit:
+        approved = await channel.confirm("Delete the note 'groceries'?", key=approval_id)
+
+MCP has two protocol eras, and the channel hides the difference:
+
+* a handshake-era connection (``initialize``, up to 2025-11-25) can send the client an
+  ``elicitation/create`` request in the middle of a tool call and wait for the answer;
+* a 2026-07-28 connection forbids server-initiated requests. The tool call instead ends
+  with an ``InputRequiredResult`` carrying the question; the client asks its human and
+  calls the tool again with the answer, and the tool runs again from the start. On that
+  second run :meth:`ClientChannel.elicit` finds the answer under the same ``key`` and
+  returns it at once. So a tool that elicits must reach the same ``elicit`` calls, with
+  the same keys, when it runs again with the same arguments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from satchel._errors import ApprovalRequired
+from satchel.tools import ToolContext
+
+__all__ = [
+    "CLIENT_CHANNEL_KEY",
+    "ClientChannel",
+    "ElicitationAnswer",
+    "ElicitationPending",
+    "client_channel",
+]
+
+logger = logging.getLogger("satchel.mcp")
+
+CLIENT_CHANNEL_KEY = "satchel.mcp.client"
+"""The key of the :class:`ClientChannel` in :attr:`ToolContext.extras
+<satchel.ToolContext.extras>` for a call that came over MCP."""
+
+ElicitAction = Literal["accept", "decline", "cancel"]
+
+_CONFIRM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "Leave ticked to let this action run.",
+            "default": True,
+        }
+    },
+    "required": ["approve"],
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationAnswer:
+    """What the client's human answered.
+
+    Attributes:
+        action: ``"accept"`` (the form was submitted), ``"decline"`` (explicitly
+            refused) or ``"cancel"`` (dismissed without a choice, or timed out).
+        content: The submitted form's values when ``action`` is ``"accept"``.
+    """
+
+    action: ElicitAction
+    content: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+    @property
+    def accepted(self) -> bool:
+        """True when the human submitted the form."""
+        return self.action == "accept"
+
+
+class ElicitationPending(ApprovalRequired):
+    """Raised by :meth:`ClientChannel.elicit` on a 2026-07-28 connection to stop the
+    tool while the client asks its human. The server turns the call into an
+    ``InputRequiredResult``; the client calls again with the answer.
+
+    A tool should let it propagate. If it escapes to a caller that is not the MCP
+    server, it reads as ``needs_approval``.
+    """
+
+
+def _default_key(message: str, schema: Mapping[str, Any]) -> str:
+    text = json.dumps([message, schema], sort_keys=True, ensure_ascii=False, default=str)
+    return "satchel-" + hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+class ClientChannel:
+    """The MCP client behind one request, as seen by the tool that serves it.
+
+    Built by the server for every request; tools reach it through
+    :func:`client_channel`. Read-only apart from :meth:`elicit` and :meth:`confirm`.
+
+    Args:
+        request: The SDK's context of the request being served.
+        input_responses: The answers a 2026-07-28 client sent with this call, by key.
+    """
+
+    __slots__ = ("_input_responses", "_pending", "_request")
+
+    def __init__(
+        self,
+        request: ServerRequestContext[Any, Any],
+        *,
+        input_responses: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._request = request
+        self._input_responses: Mapping[str, Any] = input_responses or {}
+        self._pending: dict[str, types.ElicitRequest] = {}
+
+    # -- facts -----------------------------------------------------------------
+
+    @property
+    def protocol_version(self) -> str:
+        """The MCP protocol version of this connection (for example ``"2025-11-25"``)."""
+        return self._request.protocol_version
+
+    @property
+    def is_modern(self) -> bool:
+        """True on a 2026-07-28 (per-request envelope) connection."""
+        return self._request.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def request_id(self) -> str | int | None:
+        """The JSON-RPC id of the request being served."""
+        return self._request.request_id
+
+    @property
+    def client_name(self) -> str | None:
+        """The name the client gave for itself, when it gave one."""
+        params = self._request.session.client_params
+        return params.client_info.name if params is not None else None
+
+    @property
+    def headers(self) -> Mapping[str, str] | None:
+        """The HTTP request's headers over streamable HTTP; ``None`` over stdio."""
+        headers: Any = getattr(self._request.request, "headers", None)
+        return headers if isinstance(headers, Mapping) else None
+
+    @property
+    def can_elicit(self) -> bool:
+        """Whether the client declared form elicitation and this connection can carry
+        it (a stateless HTTP request on the handshake era cannot)."""
+        caps = self._request.session.client_capabilities
+        if caps is None or caps.elicitation is None:
+            return False
+        if caps.elicitation.form is None and caps.elicitation.url is not None:
+            return False  # URL mode only
+        return self.is_modern or self._request.session.can_send_request
+
+    # -- asking ----------------------------------------------------------------
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any] | None = None,
+        *,
+        key: str | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationAnswer | None:
+        """Ask the client's human to fill in a form (MCP form elicitation).
+
+        Args:
+            message: What to ask, shown to the human.
+            requested_schema: A flat JSON object schema of primitive fields; an empty
+                form (a plain yes/no question) when ``None``.
+            key: A stable id for this question, the same whenever the tool runs again
+                with the same arguments (an approval id is ideal). Derived from
+                ``message`` and the schema when ``None``.
+            timeout: Seconds to wait for the answer on a handshake-era connection;
+                a timeout reads as ``"cancel"``. No limit when ``None``.
+
+        Returns:
+            The answer, or ``None`` when the client cannot be asked (it did not declare
+            elicitation, or it failed the request); fall back to another channel then.
+
+        Raises:
+            ElicitationPending: on a 2026-07-28 connection, when the answer is not here
+                yet. Let it propagate: the client asks and calls the tool again.
+        """
+        schema: dict[str, Any] = dict(
+            requested_schema or {"type": "object", "properties": {}, "required": []}
+        )
+        key = key or _default_key(message, schema)
+        if key in self._input_responses:
+            return _answer(self._input_responses[key])
+        if not self.can_elicit:
+            return None
+        if self.is_modern:
+            self._pending[key] = types.ElicitRequest(
+                params=types.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            raise ElicitationPending(
+                "Waiting for the user to answer in the MCP client: " + message,
+                details={"elicitation_key": key},
+            )
+        session = self._request.session
+        try:
+            with anyio.move_on_after(timeout) as scope:
+                result = await session.elicit_form(
+                    message, schema, related_request_id=self._request.request_id
+                )
+        except MCPError as exc:  # the client refused or failed the request
+            logger.warning("the MCP client failed an elicitation: %s", exc.message)
+            return None
+        if scope.cancelled_caught:
+            return ElicitationAnswer("cancel")
+        return _answer(result)
+
+    async def confirm(
+        self, message: str, *, key: str | None = None, timeout: float | None = None
+    ) -> bool | None:
+        """Ask the client's human a yes/no question, such as approving a destructive
+        call.
+
+        Returns:
+            True when approved; False when declined, dismissed, unticked or timed out;
+            ``None`` when the client cannot be asked.
+
+        Raises:
+            ElicitationPending: as for :meth:`elicit`.
+        """
+        answer = await self.elicit(message, _CONFIRM_SCHEMA, key=key, timeout=timeout)
+        if answer is None:
+            return None
+        return answer.accepted and answer.content.get("approve", True) is not False
+
+    # -- for the server --------------------------------------------------------
+
+    def pending_input(self) -> dict[str, types.ElicitRequest]:
+        """The questions raised by :class:`ElicitationPending` during this call, by key
+        (for the server to send as an ``InputRequiredResult``)."""
+        return dict(self._pending)
+
+
+def _answer(raw: Any) -> ElicitationAnswer:
+    if not isinstance(raw, types.ElicitResult):
+        try:
+            raw = types.ElicitResult.model_validate(raw)
+        except ValidationError:
+            logger.warning("the MCP client answered an elicitation with something else")
+            return ElicitationAnswer("cancel")
+    return ElicitationAnswer(raw.action, dict(raw.content or {}))
+
+
+def client_channel(ctx: ToolContext) -> ClientChannel | None:
+    """The :class:`ClientChannel` of a call that came over MCP, else ``None``.
+
+    Example:
+        >>> channel = client_channel(ctx)
+        >>> if channel is not None and channel.can_elicit:
+        ...     ok = await channel.confirm("Really delete it?", key=approval_id)
+    """
+    channel = ctx.extras.get(CLIENT_CHANNEL_KEY)
+    return channel if isinstance(channel, ClientChannel) else None

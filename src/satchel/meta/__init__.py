@@ -1,0 +1,1 @@
+"""Meta-tools (placeholder while building)."""

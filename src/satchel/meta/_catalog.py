@@ -1,0 +1,474 @@
+"""The catalog index behind ``discover_tools``: entries, filters and ranked search.
+
+:class:`CatalogIndex` keeps, for every tool of a registry, a lightweight
+:class:`CatalogEntry`, its BM25 document, its place in the by-category and by-action
+indexes, and its embedding. It is built once and kept current through
+:meth:`~satchel.ToolRegistry.subscribe`: a registration, replacement or removal
+touches only that tool. Embeddings are computed lazily, the first time a search needs
+them, in a worker thread, and cached by the text they were computed from, so a replaced
+tool whose text did not change is not embedded again.
+
+Thread safety: one lock guards the index; registry listeners (called from whichever
+thread registered a tool) and searches take it briefly. The embedding model runs outside
+it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import anyio.to_thread
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict
+
+from satchel._errors import SatchelUsageError
+from satchel.embed import Embedder
+from satchel.meta._bm25 import BM25Index
+from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
+from satchel.meta._text import brief, document_terms, embedding_text, tokenize
+from satchel.registry import RegistryEvent, ToolRegistry
+from satchel.tools import ToolSpec
+
+__all__ = ["UNCATEGORIZED", "CatalogEntry", "CatalogIndex", "CatalogScores", "SearchMode"]
+
+UNCATEGORIZED: Final = "uncategorized"
+"""The category name under which tools without a category are counted and filtered."""
+SearchMode = Literal["hybrid", "bm25", "embedding"]
+
+_MAX_QUERY_CHARS: Final = 2000
+_QUERY_CACHE_SIZE: Final = 512
+_VECTOR_CACHE_SIZE: Final = 20_000
+
+
+class CatalogEntry(BaseModel):
+    """What ``discover_tools`` tells a model about one tool.
+
+    Attributes:
+        name: The tool's name.
+        summary: Its summary, cut to about 12 words.
+        category: Its category, or ``None``.
+        actions: The actions it declares (``read``, ``create``, ...).
+        is_write: False only when the tool (every operation) is read-only.
+        destructive: True when the tool or one of its operations is destructive (such a
+            call needs a human's approval through ``invoke_tool``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    summary: str
+    category: str | None
+    actions: tuple[str, ...]
+    is_write: bool
+    destructive: bool
+
+    @classmethod
+    def from_spec(cls, spec: ToolSpec) -> CatalogEntry:
+        """The entry of a tool."""
+        return cls(
+            name=spec.name,
+            summary=brief(spec.summary or spec.description),
+            category=spec.category,
+            actions=spec.actions,
+            is_write=spec.is_write,
+            destructive=spec.is_destructive(),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CatalogScores:
+    """Every tool's scores for one query (for benchmarks and tuning).
+
+    Attributes:
+        names: Tool names, in registration order.
+        bm25: BM25 score of each tool.
+        cosine: Cosine similarity of each tool to the query, or ``None`` without an
+            embedder.
+    """
+
+    names: list[str]
+    bm25: npt.NDArray[np.float32]
+    cosine: npt.NDArray[np.float32] | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Record:
+    slot: int
+    spec: ToolSpec
+    entry: CatalogEntry
+    category: str
+    actions: frozenset[str]
+    text: str
+    text_key: str
+
+
+def _key(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).hexdigest()
+
+
+def _fold(values: Iterable[str]) -> dict[str, str]:
+    return {v.casefold(): v for v in values}
+
+
+class CatalogIndex:
+    """A searchable index of a registry's tools, kept current as the registry changes.
+
+    Args:
+        registry: The tools to index. The index subscribes to it; call :meth:`close`
+            to stop following it.
+        embedder: The embedding model for hybrid search, or ``None`` for BM25 only.
+        ranking: How a query ranks tools.
+
+    Example:
+        >>> index = CatalogIndex(registry, embedder=default_embedder())
+        >>> entries, total = await index.search("open a pull request", limit=3)
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        embedder: Embedder | None = None,
+        ranking: Ranking = DEFAULT_RANKING,
+    ) -> None:
+        self.registry = registry
+        self.embedder = embedder
+        self.ranking = ranking
+        self._lock = threading.RLock()
+        self._embed_mutex = threading.Lock()
+        self._records: dict[str, _Record] = {}
+        self._slots: list[str | None] = []
+        self._free: list[int] = []
+        self._bm25 = BM25Index(k1=ranking.k1, b=ranking.b)
+        self._by_category: dict[str, set[str]] = {}
+        self._by_action: dict[str, set[str]] = {}
+        dim = embedder.dim if embedder is not None else 0
+        self._vectors: npt.NDArray[np.float32] = np.zeros((16, dim), dtype=np.float32)
+        self._has_vector: npt.NDArray[np.bool_] = np.zeros(16, dtype=np.bool_)
+        self._vector_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._query_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._all_slots: npt.NDArray[np.intp] | None = None
+        self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_change)
+        for name in registry.names():
+            self._sync(name)
+
+    # -- following the registry --------------------------------------------------
+
+    def close(self) -> None:
+        """Stop following the registry (idempotent)."""
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+
+    def _on_change(self, event: RegistryEvent) -> None:
+        self._sync(event.name)
+
+    def _sync(self, name: str) -> None:
+        """Bring ``name``'s record in line with the registry (idempotent, so events
+        arriving in any order end in the registry's state)."""
+        tool = self.registry.get(name)
+        with self._lock:
+            current = self._records.get(name)
+            if tool is None:
+                if current is not None:
+                    self._drop(current)
+                    del self._records[name]
+                return
+            spec = tool.spec
+            if current is not None and current.spec is spec:
+                return
+            slot = current.slot if current is not None else self._take_slot(name)
+            if current is not None:
+                self._unlink(current)
+            text = embedding_text(spec)
+            record = _Record(
+                slot=slot,
+                spec=spec,
+                entry=CatalogEntry.from_spec(spec),
+                category=spec.category or UNCATEGORIZED,
+                actions=frozenset(spec.actions),
+                text=text,
+                text_key=_key(text),
+            )
+            self._records[name] = record
+            self._bm25.set(slot, document_terms(spec, name_weight=self.ranking.name_weight))
+            self._by_category.setdefault(record.category, set()).add(name)
+            for action in record.actions:
+                self._by_action.setdefault(action, set()).add(name)
+            cached = self._vector_cache.get(record.text_key)
+            if current is None or current.text_key != record.text_key:
+                self._has_vector[slot] = False
+                if cached is not None:
+                    self._store_vector(slot, cached)
+            self._all_slots = None
+
+    def _take_slot(self, name: str) -> int:
+        if self._free:
+            slot = self._free.pop()
+            self._slots[slot] = name
+        else:
+            slot = len(self._slots)
+            self._slots.append(name)
+        if slot >= len(self._has_vector):
+            size = 2 * len(self._has_vector)
+            vectors = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
+            vectors[: len(self._vectors)] = self._vectors
+            has = np.zeros(size, dtype=np.bool_)
+            has[: len(self._has_vector)] = self._has_vector
+            self._vectors, self._has_vector = vectors, has
+        return slot
+
+    def _unlink(self, record: _Record) -> None:
+        names = self._by_category.get(record.category)
+        if names is not None:
+            names.discard(record.spec.name)
+            if not names:
+                del self._by_category[record.category]
+        for action in record.actions:
+            names = self._by_action.get(action)
+            if names is not None:
+                names.discard(record.spec.name)
+                if not names:
+                    del self._by_action[action]
+
+    def _drop(self, record: _Record) -> None:
+        self._unlink(record)
+        self._bm25.remove(record.slot)
+        self._has_vector[record.slot] = False
+        self._slots[record.slot] = None
+        self._free.append(record.slot)
+        self._all_slots = None
+
+    def _store_vector(self, slot: int, vector: npt.NDArray[np.float32]) -> None:
+        self._vectors[slot] = vector
+        self._has_vector[slot] = True
+
+    # -- reading -----------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def entry(self, name: str) -> CatalogEntry | None:
+        """The entry of the tool called ``name``, or ``None``."""
+        record = self._records.get(name)
+        return record.entry if record is not None else None
+
+    def entries(self) -> list[CatalogEntry]:
+        """Every tool's entry, in registration order."""
+        with self._lock:
+            return [r.entry for r in self._records.values()]
+
+    def categories(self) -> dict[str, int]:
+        """Tool count per category (tools without one under ``"uncategorized"``),
+        sorted by name."""
+        with self._lock:
+            return {c: len(n) for c, n in sorted(self._by_category.items())}
+
+    def actions(self) -> dict[str, int]:
+        """Tool count per declared action, sorted by name."""
+        with self._lock:
+            return {a: len(n) for a, n in sorted(self._by_action.items())}
+
+    def unknown_filters(
+        self, categories: Collection[str] = (), actions: Collection[str] = ()
+    ) -> tuple[list[str], list[str]]:
+        """The given categories and actions that match none (case-insensitively)."""
+        with self._lock:
+            known_c, known_a = _fold(self._by_category), _fold(self._by_action)
+        return (
+            [c for c in categories if c.casefold() not in known_c],
+            [a for a in actions if a.casefold() not in known_a],
+        )
+
+    def _candidates(
+        self, categories: Collection[str], actions: Collection[str]
+    ) -> npt.NDArray[np.intp]:
+        """Slots of the tools passing the filters, in registration order. Call with the
+        lock held."""
+        if not categories and not actions:
+            if self._all_slots is None:
+                self._all_slots = np.fromiter(
+                    (r.slot for r in self._records.values()), dtype=np.intp
+                )
+            return self._all_slots
+        unknown = self.unknown_filters(categories, actions)
+        if unknown[0] or unknown[1]:
+            raise SatchelUsageError(
+                f"Unknown categories {unknown[0]} or actions {unknown[1]}; the valid ones "
+                f"are {sorted(self._by_category)} and {sorted(self._by_action)}.",
+                details={"categories": unknown[0], "actions": unknown[1]},
+            )
+        keep: set[str] | None = None
+        if categories:
+            folded = _fold(self._by_category)
+            keep = set[str]().union(*(self._by_category[folded[c.casefold()]] for c in categories))
+        if actions:
+            folded = _fold(self._by_action)
+            by_action = set[str]().union(*(self._by_action[folded[a.casefold()]] for a in actions))
+            keep = by_action if keep is None else keep & by_action
+        assert keep is not None
+        return np.fromiter(
+            (r.slot for n, r in self._records.items() if n in keep), dtype=np.intp
+        )
+
+    # -- embeddings --------------------------------------------------------------
+
+    def _ensure_vectors(self, slots: npt.NDArray[np.intp]) -> None:
+        """Embed the tools at ``slots`` that have no vector yet (blocking)."""
+        embedder = self.embedder
+        if embedder is None:
+            return
+        with self._embed_mutex:
+            with self._lock:
+                todo = {
+                    self._records[name].text_key: self._records[name].text
+                    for slot in slots.tolist()
+                    if not self._has_vector[slot] and (name := self._slots[slot]) is not None
+                }
+            if not todo:
+                return
+            vectors = embedder.embed(list(todo.values()))
+            with self._lock:
+                for key, vector in zip(todo, vectors, strict=True):
+                    self._vector_cache[key] = vector
+                while len(self._vector_cache) > _VECTOR_CACHE_SIZE:
+                    self._vector_cache.popitem(last=False)
+                for record in self._records.values():
+                    if not self._has_vector[record.slot] and record.text_key in todo:
+                        self._store_vector(record.slot, self._vector_cache[record.text_key])
+
+    def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
+        embedder = self.embedder
+        assert embedder is not None
+        with self._lock:
+            cached = self._query_cache.get(query)
+            if cached is not None:
+                self._query_cache.move_to_end(query)
+                return cached
+        vector = embedder.embed([query])[0]
+        with self._lock:
+            self._query_cache[query] = vector
+            while len(self._query_cache) > _QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return vector
+
+    async def prepare(self) -> None:
+        """Embed every tool that has no vector yet, in a worker thread (searches do this
+        on demand; call it to pay the cost up front)."""
+        with self._lock:
+            slots = self._candidates((), ())
+        await anyio.to_thread.run_sync(self._ensure_vectors, slots)
+
+    # -- searching ---------------------------------------------------------------
+
+    def _mode(self, mode: SearchMode | None) -> SearchMode:
+        chosen = mode or self.ranking.mode
+        return "bm25" if self.embedder is None else chosen
+
+    async def search(
+        self,
+        query: str = "",
+        *,
+        categories: Collection[str] = (),
+        actions: Collection[str] = (),
+        limit: int = 5,
+        mode: SearchMode | None = None,
+    ) -> tuple[list[CatalogEntry], int]:
+        """The best tools for ``query`` among those passing the filters.
+
+        Without a query, the filtered tools in registration order. A category filter
+        keeps tools in any of the categories, an action filter tools with any of the
+        actions; both together keep tools passing both. Names match case-insensitively.
+
+        Args:
+            query: What the caller wants to do, in words (may be empty).
+            categories: Keep only tools in these categories.
+            actions: Keep only tools declaring one of these actions.
+            limit: The most entries to return.
+            mode: Override the index's :class:`Ranking` mode for this search.
+
+        Returns:
+            The entries, best first, and how many tools passed the filters.
+
+        Raises:
+            SatchelUsageError: An unknown category or action (see
+                :meth:`unknown_filters` to check first).
+        """
+        chosen = self._mode(mode)
+        query = " ".join(query.split())[:_MAX_QUERY_CHARS]
+        if not query or chosen == "bm25":
+            return self._search(query, categories, actions, max(0, limit), chosen)
+        return await anyio.to_thread.run_sync(
+            self._search, query, categories, actions, max(0, limit), chosen
+        )
+
+    def _search(
+        self,
+        query: str,
+        categories: Collection[str],
+        actions: Collection[str],
+        limit: int,
+        mode: SearchMode,
+    ) -> tuple[list[CatalogEntry], int]:
+        if query and mode != "bm25":
+            with self._lock:
+                slots = self._candidates(categories, actions)
+            self._ensure_vectors(slots)
+            qvec = self._query_vector(query)
+        else:
+            qvec = None
+        with self._lock:
+            slots = self._candidates(categories, actions)
+            total = len(slots)
+            if not query or not total:
+                chosen = slots[:limit]
+            else:
+                bm25, cosine = self._scores(query, slots, qvec)
+                if mode == "bm25" or cosine is None:
+                    if not bm25.any():
+                        return [], total
+                    fused = bm25
+                elif mode == "embedding":
+                    fused = cosine
+                else:
+                    fused = fuse_scores(bm25, cosine, self.ranking)
+                order = np.argsort(-fused, kind="stable")[:limit]
+                if mode == "bm25" or cosine is None:
+                    order = order[bm25[order] > 0]
+                chosen = slots[order]
+            return [self._records[self._slots[s] or ""].entry for s in chosen.tolist()], total
+
+    def _scores(
+        self,
+        query: str,
+        slots: npt.NDArray[np.intp],
+        qvec: npt.NDArray[np.float32] | None,
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
+        """BM25 and cosine scores of the tools at ``slots``. Call with the lock held."""
+        bm25 = self._bm25.scores(tokenize(query), len(self._slots))[slots]
+        if qvec is None:
+            return bm25, None
+        cosine = self._vectors[slots] @ qvec
+        cosine[~self._has_vector[slots]] = 0.0
+        return bm25, cosine.astype(np.float32, copy=False)
+
+    def score(self, query: str) -> CatalogScores:
+        """Every tool's BM25 score and cosine similarity for ``query``, computed in this
+        thread (blocking). For benchmarks and tuning a :class:`Ranking`."""
+        qvec = None
+        if self.embedder is not None:
+            with self._lock:
+                slots = self._candidates((), ())
+            self._ensure_vectors(slots)
+            qvec = self._query_vector(query)
+        with self._lock:
+            slots = self._candidates((), ())
+            names = [self._slots[s] or "" for s in slots.tolist()]
+            bm25, cosine = self._scores(query, slots, qvec)
+        return CatalogScores(names=names, bm25=bm25, cosine=cosine)
