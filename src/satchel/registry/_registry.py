@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -25,6 +25,9 @@ from satchel.tools._arguments import ArgumentsError, decode_arguments
 from satchel.tools._base import result_from_exception
 from satchel.tools._result import ToolError
 from satchel.tools._spec import ToolAnnotations
+
+if TYPE_CHECKING:
+    from satchel.mcp import MountedServer
 
 __all__ = ["RegistryEvent", "ToolRegistry"]
 
@@ -265,6 +268,14 @@ class ToolRegistry:
         rule, in registration order; ``""`` when no tool has one."""
         lines = [f"- {t.spec.name}: {t.spec.usage_rule}" for t in self if t.spec.usage_rule]
         return "## Tool Usage Rules\n" + "\n".join(lines) if lines else ""
+
+    def mount_mcp(self, *, prefix: str, **options: Any) -> MountedServer:
+        """Mount another MCP server's tools here as ``{prefix}_{name}``; see
+        :func:`satchel.mcp.mount_mcp` for the options. Start it with ``await`` or
+        ``async with``."""
+        from satchel.mcp import mount_mcp  # the MCP SDK loads only when used
+
+        return mount_mcp(self, prefix=prefix, **options)
 
     # -- calls -----------------------------------------------------------------
 

@@ -83,6 +83,13 @@ def _load_many(
     return [(int(row[0]), block_from_row(row, shares[int(row[0])])) for row in rows]
 
 
+def _as_seen_by(block: Block, agent: str) -> Block:
+    """A recipient sees only its own share, not who else the owner shared with."""
+    if block.agent == agent:
+        return block
+    return block.model_copy(update={"shares": {agent: block.shares[agent]}})
+
+
 def resolve(conn: sqlite3.Connection, agent: str, label: str) -> tuple[int, Block]:
     """Find the block ``agent`` means by ``label`` (bare or ``owner/label``).
 
@@ -122,7 +129,8 @@ def resolve(conn: sqlite3.Connection, agent: str, label: str) -> tuple[int, Bloc
             f"label {label!r} is ambiguous for agent {agent!r}: use one of {names}",
             details={"label": label, "candidates": names},
         )
-    return found[0]
+    pk, block = found[0]
+    return pk, _as_seen_by(block, agent)
 
 
 def list_visible(
@@ -138,7 +146,7 @@ def list_visible(
         kinds = list(kinds)
         where += f" AND b.kind IN ({placeholders(len(kinds))})"
         params.extend(BlockKind(kind).value for kind in kinds)
-    return [block for _, block in _load_many(conn, where, params)]
+    return [_as_seen_by(block, agent) for _, block in _load_many(conn, where, params)]
 
 
 def check_level(conn: sqlite3.Connection, pk: int, agent: str, level: Permission) -> None:

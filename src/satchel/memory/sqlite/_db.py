@@ -34,6 +34,10 @@ _T = TypeVar("_T")
 
 Durability = Literal["normal", "full"]
 
+_MMAP_BYTES = 1 << 30
+"""Readers map up to 1 GiB of the file: pages come from the OS cache without copies,
+shared by every connection."""
+
 
 class Database:
     """The SQLite file, its writer and its readers.
@@ -77,6 +81,7 @@ class Database:
         conn.execute(f"PRAGMA synchronous = {self._synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
+        conn.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
         self._all.append(conn)
         return conn
 

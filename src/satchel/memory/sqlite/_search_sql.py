@@ -3,9 +3,11 @@ keeping the in-memory vector indexes in step with the ``embeddings`` table."""
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,10 @@ from satchel.memory.sqlite._rows import placeholders, to_us
 
 __all__ = [
     "BM25_BUDGET",
+    "Bm25Query",
     "StoredIndexes",
     "bm25_candidates",
-    "bm25_match",
+    "bm25_query",
     "filter_clause",
     "keep_matching",
     "matching_ids",
@@ -30,8 +33,6 @@ __all__ = [
 BM25_BUDGET = 2_000
 """About how many matching rows BM25 may rank per domain and query (FTS5 scores every
 matching row, a few microseconds each)."""
-
-_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _BM25 = {
     BLOCKS: ("blocks_fts", "bm25(blocks_fts, 0.5, 0.5, 1.0)", "blocks AS b", "b"),
@@ -97,32 +98,105 @@ def filter_clause(
 
 
 def bm25_candidates(
-    conn: sqlite3.Connection, domain: int, match: str, where: str, params: Sequence[Any], n: int
+    conn: sqlite3.Connection,
+    domain: int,
+    query: Bm25Query,
+    where: str,
+    params: Sequence[Any],
+    n: int,
+    budget: int = BM25_BUDGET,
 ) -> dict[int, float]:
     """The top ``n`` rows by BM25 (as positive scores, higher is better) that pass
     ``where``. The FTS table drives the join (``CROSS JOIN``), so the cost follows the
     number of matching rows, not the table size."""
+    if query.newest_only:
+        return _window_candidates(conn, domain, query, where, params, n, budget)
     fts, score, table, alias = _BM25[domain]
     rows = conn.execute(
         f"SELECT {fts}.rowid, {score} AS s FROM {fts} CROSS JOIN {table} "
         f"ON {alias}.pk = {fts}.rowid WHERE {fts} MATCH ? AND {where} ORDER BY s LIMIT ?",
-        (match, *params, n),
+        (query.match, *params, n),
     ).fetchall()
     return {int(pk): -float(s) for pk, s in rows}
 
 
-def bm25_match(
+def _window_candidates(
+    conn: sqlite3.Connection,
+    domain: int,
+    query: Bm25Query,
+    where: str,
+    params: Sequence[Any],
+    n: int,
+    budget: int,
+) -> dict[int, float]:
+    """Rank the newest ``budget`` matches of very common terms without FTS5's
+    ``bm25()``, whose IDF step scans each term's whole doclist (100 ms at 1M rows).
+
+    Each term's document frequency is estimated from its density among the newest rows,
+    and a row scores the sum of ``ln(1 + N / df)`` over the terms it contains; ties go
+    to the newer row. Scores are on BM25's scale only roughly; fusion rescales them.
+    """
+    fts = _BM25[domain][0]
+    table = "blocks" if domain == BLOCKS else "messages"
+    top = int(conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0)
+    row = conn.execute(
+        f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (query.match, budget),
+    ).fetchone()
+    start = int(row[0]) if row else 0
+    span = max(1, top - start + 1)
+    scores: dict[int, float] = {}
+    for term in query.terms:
+        found = [
+            int(r[0])
+            for r in conn.execute(
+                f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? AND rowid >= ?", (term, start)
+            )
+        ]
+        weight = math.log(1 + top / max(1.0, len(found) * top / span))
+        for pk in found:
+            scores[pk] = scores.get(pk, 0.0) + weight
+    keep = keep_matching(conn, domain, list(scores), where, params)
+    best = sorted((pk for pk in scores if pk in keep), key=lambda pk: (-scores[pk], -pk))
+    return {pk: scores[pk] for pk in best[:n]}
+
+
+def _quoted(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _count(conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
+    """How many rows match, counting no further than ``cap`` (cheap: no ranking)."""
+    row = conn.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH ? LIMIT ?)",
+        (match, cap),
+    ).fetchone()
+    return int(row[0])
+
+
+@dataclass(kw_only=True, frozen=True)
+class Bm25Query:
+    """What :func:`bm25_candidates` runs: an FTS5 expression, and whether to rank only
+    the newest ``budget`` matches because even the narrowed query matches more."""
+
+    match: str
+    newest_only: bool = False
+    terms: tuple[str, ...] = ()
+
+
+def bm25_query(
     conn: sqlite3.Connection, domain: int, terms: Sequence[str], budget: int = BM25_BUDGET
-) -> str | None:
+) -> Bm25Query | None:
     """An FTS5 query for ``terms`` whose ranking cost stays near ``budget`` rows.
 
-    FTS5 ranks every row that matches, so one very common term can make a query slow
-    on a large store. Terms are looked up in the index (stemmed by FTS5 itself, through
-    a scratch table in the connection's TEMP schema) and kept rarest first while their
-    document counts add up to at most ``budget``; the rarest always stays. Dropped terms
-    are the most common ones, whose BM25 weight (IDF) is the smallest anyway. If even
-    the rarest term is over budget, the query becomes the AND of the three rarest.
-    Below ``budget`` rows in the table nothing is looked up or dropped.
+    FTS5 ranks every row that matches, so one very common term makes a query slow on a
+    large store. Each term's match count is taken (stopping at ``budget + 1``, which is
+    cheap) and terms are kept rarest first while their counts add up to at most
+    ``budget``; the rarest always stays. The dropped terms are the most common ones,
+    whose BM25 weight (IDF) is the smallest anyway. If even the rarest term matches
+    more than ``budget`` rows, the three rarest are kept and only their newest
+    ``budget`` matches are ranked (a recency window, cheap because FTS5 walks doclists
+    by row id). Tables with at most ``budget`` rows skip all of this.
     """
     if not terms:
         return None
@@ -130,43 +204,29 @@ def bm25_match(
     table = "blocks" if domain == BLOCKS else "messages"
     top = conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0
     if top <= budget:
-        return fts5_match(list(terms))
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.satchel_terms "
-        f"USING fts5(t, tokenize = '{_TOKENIZER}')"
+        match = fts5_match(list(terms))
+        return Bm25Query(match=match) if match else None
+    counts = sorted(
+        (count, position)
+        for position, term in enumerate(terms)
+        if (count := _count(conn, fts, _quoted(term), budget + 1)) > 0
     )
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.satchel_terms_vocab "
-        "USING fts5vocab(temp, satchel_terms, 'instance')"
-    )
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.satchel_{fts}_vocab "
-        f"USING fts5vocab(main, {fts}, 'row')"
-    )
-    conn.execute("DELETE FROM temp.satchel_terms")
-    conn.executemany(
-        "INSERT INTO temp.satchel_terms (rowid, t) VALUES (?, ?)", list(enumerate(terms))
-    )
-    counts: dict[int, int] = {}
-    for position, stem in conn.execute("SELECT doc, term FROM temp.satchel_terms_vocab"):
-        row = conn.execute(
-            f"SELECT doc FROM temp.satchel_{fts}_vocab WHERE term = ?", (stem,)
-        ).fetchone()
-        counts[int(position)] = counts.get(int(position), 0) + (int(row[0]) if row else 0)
-    present = sorted((n, i) for i, n in counts.items() if n > 0)
-    if not present:
+    if not counts:
         return None
-    if present[0][0] > budget:
-        rarest = [terms[i] for _, i in present[:3]]
-        return " AND ".join('"' + t.replace('"', '""') + '"' for t in rarest)
-    kept: list[str] = []
-    total = 0
-    for count, i in present:
-        if kept and total + count > budget:
-            break
-        kept.append(terms[i])
-        total += count
-    return fts5_match(kept)
+    if counts[0][0] <= budget:
+        kept: list[str] = []
+        total = 0
+        for count, position in counts:
+            if kept and total + count > budget:
+                break
+            kept.append(terms[position])
+            total += count
+        return Bm25Query(match=" OR ".join(_quoted(t) for t in kept))
+    # Even the rarest term matches more than the budget: rank the newest matches of
+    # the three rarest terms only (an AND would be cheaper to rank but can cost a full
+    # scan of very long doclists to evaluate).
+    rarest = tuple(_quoted(terms[position]) for _, position in counts[:3])
+    return Bm25Query(match=" OR ".join(rarest), newest_only=True, terms=rarest)
 
 
 def keep_matching(

@@ -1,10 +1,11 @@
 """The blocking half of :meth:`SQLiteStore.search`: candidates, fusion, hydration.
 
 Vector candidates with filters: the index is asked for more rows than needed
-(``4 x candidates + 64``, owner-filtered inside the scan), the rest of the filters are
-applied in SQL, and if too few survive while more may exist, the search falls back to
-scoring every row that passes the filters exactly (a pre-filter). So a filtered vector
-search is never wrong, only slower when the filter is very selective.
+(``candidates + 32`` without filters, to absorb the few core and working blocks;
+``4 x candidates + 64`` with filters), owner-filtered inside the scan; the rest of the
+filters are applied in SQL, and if too few survive while more may exist, the search
+falls back to scoring every row that passes the filters exactly (a pre-filter). So a
+filtered vector search is never wrong, only slower when the filter is very selective.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from satchel.memory.sqlite._rows import (
 from satchel.memory.sqlite._search_sql import (
     StoredIndexes,
     bm25_candidates,
-    bm25_match,
+    bm25_query,
     filter_clause,
     keep_matching,
     matching_ids,
@@ -67,9 +68,10 @@ def _vector_candidates(
     where: str,
     params: list[Any],
     n: int,
+    narrowing: bool,
 ) -> dict[int, float]:
     index = indexes.indexes[domain]
-    fetch = 4 * n + 64
+    fetch = 4 * n + 64 if narrowing else n + 32
     ids, scores = index.search(query, fetch, owner=me)
     found = dict(zip(ids.tolist(), scores.tolist(), strict=True))
     if domain == BLOCKS:
@@ -133,7 +135,9 @@ def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Ke
 
 
 def run_search(
-    conn: sqlite3.Connection, indexes: StoredIndexes | None, request: SearchRequest
+    conn: sqlite3.Connection,
+    indexes: StoredIndexes | None,
+    request: SearchRequest,
 ) -> list[SearchHit]:
     """Run a search inside one read transaction."""
     me = agent_id(conn, request.agent, create=False)
@@ -147,6 +151,10 @@ def run_search(
         query = None
     n = max(request.fusion.candidates, request.limit)
     fill_in = request.fusion.fill_in and request.mode == "hybrid"
+    f = request.filters
+    narrowing = bool(
+        f.role or f.start_time or f.end_time or f.tags or f.labels or f.conversation_id
+    )
     bm25: dict[_Key, float] = {}
     vector: dict[_Key, float] = {}
     domains = [
@@ -154,11 +162,13 @@ def run_search(
     ]
     for domain in domains:
         where, params = filter_clause(domain, me, request.filters, archival_only=True)
-        match = bm25_match(conn, domain, request.terms) if lexical_on else None
-        lexical = bm25_candidates(conn, domain, match, where, params, n) if match else {}
+        bm25_plan = bm25_query(conn, domain, request.terms) if lexical_on else None
+        lexical = bm25_candidates(conn, domain, bm25_plan, where, params, n) if bm25_plan else {}
         semantic: dict[int, float] = {}
         if query is not None and indexes is not None:
-            semantic = _vector_candidates(conn, indexes, domain, me, query, where, params, n)
+            semantic = _vector_candidates(
+                conn, indexes, domain, me, query, where, params, n, narrowing
+            )
             if fill_in:
                 missing = np.asarray([pk for pk in lexical if pk not in semantic], np.int64)
                 ids, scores = indexes.indexes[domain].scores_for(query, missing)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import anyio.to_thread
 import numpy as np
@@ -16,7 +16,7 @@ import numpy.typing as npt
 import platformdirs
 
 from satchel._errors import VersionConflictError
-from satchel.embed._protocol import Embedder
+from satchel.embed import Embedder, default_embedder
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._fts import query_terms
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
@@ -35,7 +35,7 @@ from satchel.memory._models import (
     validate_label,
 )
 from satchel.memory._permissions import ConsentHandler, Operation, authorize
-from satchel.memory._protocol import ProgressCallback
+from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import plan_search
 from satchel.memory.sqlite import _blocks
 from satchel.memory.sqlite._db import Database, Durability
@@ -76,7 +76,9 @@ class SQLiteStore:
     Args:
         path: The database file; defaults to :func:`default_path`. ``":memory:"`` is not
             supported (readers need a shared file); use a temporary file.
-        embedder: The embedding model, or ``None`` for BM25-only search.
+        embedder: The embedding model: ``"default"`` for satchel's local
+            all-MiniLM-L6-v2 (loaded on first use), any :class:`~satchel.embed.Embedder`,
+            or ``None`` for BM25-only search.
         consent: Asked when a write needs consent (see
             :mod:`satchel.memory._permissions`); ``None`` makes such writes raise
             :class:`~satchel.ConsentRequiredError`.
@@ -95,7 +97,7 @@ class SQLiteStore:
         self,
         path: str | Path | None = None,
         *,
-        embedder: Embedder | None,
+        embedder: Embedder | Literal["default"] | None = "default",
         consent: ConsentHandler | None = None,
         char_limit_mode: Literal["hard", "soft"] = "hard",
         fusion: Fusion = DEFAULT_FUSION,
@@ -103,7 +105,9 @@ class SQLiteStore:
         busy_timeout: float = 10.0,
     ) -> None:
         self.path = Path(path) if path is not None else default_path()
-        self.embedder = embedder
+        if embedder == "default":
+            embedder = default_embedder()
+        self.embedder: Embedder | None = embedder
         self.consent = consent
         self.hard_limit = char_limit_mode == "hard"
         self.fusion = fusion
@@ -631,3 +635,7 @@ class SQLiteStore:
                 if progress is not None:
                     progress(min(done, total), max(total, done))
         return done
+
+
+if TYPE_CHECKING:  # the type checker proves SQLiteStore implements the protocol
+    _implements: type[MemoryStore] = SQLiteStore

@@ -1,0 +1,123 @@
+"""The built-in memory tools of the Letta/MemGPT pattern, as ordinary satchel tools.
+
+* ``context``: edit core and working memory (append, replace, set, archive, load,
+  swap, list);
+* ``recall``: archival memory (insert, append, read, delete);
+* ``search``: hybrid search of archival memory and past conversations;
+* ``send_message``: speak to the user, other agents, groups and channels through a
+  :class:`MessageRouter` with pluggable :class:`Endpoint`\\ s (Discord, Bluesky,
+  webhooks, your own).
+
+:func:`memory_toolset` binds all four to a :class:`~satchel.memory.MemoryStore`;
+:func:`render_context` renders an agent's memory and tool rules as its system context.
+
+Example:
+    >>> store = await SQLiteStore.open("memory.db", embedder=default_embedder())
+    >>> tools = memory_toolset(store)
+    >>> system = await render_context(store, "ada", tools)
+    >>> await tools.call("context", {"operation": "append", "label": "human",
+    ...                              "content": "Likes tea."}, ToolContext(agent="ada"))
+"""
+
+from satchel.builtin._bluesky import BlueskyEndpoint, grapheme_count
+from satchel.builtin._context import (
+    ContextAppend,
+    ContextArchive,
+    ContextList,
+    ContextLoad,
+    ContextOperation,
+    ContextOutput,
+    ContextReplace,
+    ContextSet,
+    ContextSwap,
+    ContextTool,
+)
+from satchel.builtin._dates import TimeParser
+from satchel.builtin._discord import DiscordEndpoint
+from satchel.builtin._messaging import (
+    AgentTarget,
+    BlueskyTarget,
+    DiscordTarget,
+    Endpoint,
+    GroupTarget,
+    MessageRouter,
+    OutgoingMessage,
+    Receipt,
+    SendReport,
+    Target,
+    UserCallback,
+    UserTarget,
+    WebhookTarget,
+    describe_target,
+)
+from satchel.builtin._recall import (
+    RecallAppend,
+    RecallDelete,
+    RecallInsert,
+    RecallOperation,
+    RecallOutput,
+    RecallRead,
+    RecallTool,
+)
+from satchel.builtin._render import render_context
+from satchel.builtin._search import (
+    SearchFiltersInput,
+    SearchInput,
+    SearchOutput,
+    SearchResult,
+    SearchTool,
+)
+from satchel.builtin._send import SendMessageInput, SendMessageOutput, SendMessageTool
+from satchel.builtin._toolset import memory_toolset
+from satchel.builtin._views import BlockInfo
+from satchel.builtin._webhook import WebhookEndpoint
+
+__all__ = [
+    "AgentTarget",
+    "BlockInfo",
+    "BlueskyEndpoint",
+    "BlueskyTarget",
+    "ContextAppend",
+    "ContextArchive",
+    "ContextList",
+    "ContextLoad",
+    "ContextOperation",
+    "ContextOutput",
+    "ContextReplace",
+    "ContextSet",
+    "ContextSwap",
+    "ContextTool",
+    "DiscordEndpoint",
+    "DiscordTarget",
+    "Endpoint",
+    "GroupTarget",
+    "MessageRouter",
+    "OutgoingMessage",
+    "RecallAppend",
+    "RecallDelete",
+    "RecallInsert",
+    "RecallOperation",
+    "RecallOutput",
+    "RecallRead",
+    "RecallTool",
+    "Receipt",
+    "SearchFiltersInput",
+    "SearchInput",
+    "SearchOutput",
+    "SearchResult",
+    "SearchTool",
+    "SendMessageInput",
+    "SendMessageOutput",
+    "SendMessageTool",
+    "SendReport",
+    "Target",
+    "TimeParser",
+    "UserCallback",
+    "UserTarget",
+    "WebhookEndpoint",
+    "WebhookTarget",
+    "describe_target",
+    "grapheme_count",
+    "memory_toolset",
+    "render_context",
+]

@@ -1,0 +1,329 @@
+"""The ``context`` tool: the agent edits the memory that is always in its context (core
+blocks) or loaded into it (working blocks), and moves blocks in and out of archival
+memory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from satchel._errors import (
+    AlreadyExistsError,
+    MemoryStoreError,
+    NotFoundError,
+    ToolRetry,
+    VersionConflictError,
+)
+from satchel.builtin._views import BlockInfo, Label, block_info, checked
+from satchel.memory import Block, BlockKind, MemoryStore
+from satchel.tools import Tool, ToolAnnotations, ToolContext
+
+__all__ = [
+    "ContextAppend",
+    "ContextArchive",
+    "ContextList",
+    "ContextLoad",
+    "ContextOperation",
+    "ContextOutput",
+    "ContextReplace",
+    "ContextSet",
+    "ContextSwap",
+    "ContextTool",
+]
+
+_IN_CONTEXT = (BlockKind.CORE, BlockKind.WORKING)
+_SET_ATTEMPTS = 5
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ContextAppend(_Op):
+    """Add content at the end of a block, on a new line."""
+
+    operation: Literal["append"]
+    label: Label
+    content: str = Field(min_length=1, description="The text to add.")
+
+
+class ContextReplace(_Op):
+    """Replace one exact passage of a block; the old text must occur exactly once."""
+
+    operation: Literal["replace"]
+    label: Label
+    old: str = Field(min_length=1, description="The exact passage to replace; it must occur once.")
+    new: str = Field(description="The text to put in its place (empty to delete the passage).")
+
+
+class ContextSet(_Op):
+    """Set a block's whole value (creating the block if needed); returns the old value."""
+
+    operation: Literal["set"]
+    label: Label
+    value: str = Field(description="The block's new full text.")
+    description: str | None = Field(
+        default=None, description="What the block is for; leave out to keep the current one."
+    )
+
+
+class ContextArchive(_Op):
+    """Move a block out of your context into archival memory (it stays searchable)."""
+
+    operation: Literal["archive"]
+    label: Label
+
+
+class ContextLoad(_Op):
+    """Load an archival block into your context as working memory."""
+
+    operation: Literal["load"]
+    label: Label
+
+
+class ContextSwap(_Op):
+    """Archive one block and load another in a single step: both happen or neither."""
+
+    operation: Literal["swap"]
+    archive_label: str = Field(
+        min_length=1, max_length=300, description="The block to move out of context."
+    )
+    load_label: str = Field(
+        min_length=1, max_length=300, description="The archival block to load into context."
+    )
+
+
+class ContextList(_Op):
+    """List your core and working blocks: labels, sizes and limits, then their values."""
+
+    operation: Literal["list"]
+
+
+ContextOperation = Annotated[
+    ContextAppend
+    | ContextReplace
+    | ContextSet
+    | ContextArchive
+    | ContextLoad
+    | ContextSwap
+    | ContextList,
+    Field(discriminator="operation"),
+]
+"""The input of ``context``: one operation, chosen by ``operation``."""
+
+
+class ContextOutput(BaseModel):
+    """What a ``context`` operation did."""
+
+    message: str = Field(description="One sentence saying what happened.")
+    block: BlockInfo | None = Field(
+        default=None, description="The block written or moved, as it is now."
+    )
+    previous_value: str | None = Field(
+        default=None, description="set: the value before the write (absent if newly created)."
+    )
+    blocks: list[BlockInfo] = Field(
+        default_factory=list[BlockInfo],
+        description="list: every core and working block with its value; swap: the archived "
+        "block, then the loaded one.",
+    )
+
+
+class ContextTool(Tool[ContextOperation, ContextOutput]):
+    """The ``context`` built-in tool, bound to a :class:`~satchel.memory.MemoryStore`.
+
+    The acting agent is ``ctx.agent``. Every write goes through the store, whose
+    permission gate may deny it or ask for consent; those errors reach the model as
+    ``denied`` and ``needs_approval`` results.
+
+    Args:
+        store: The memory store.
+        new_block_kind: The kind of a block that ``set`` creates (``working`` by default:
+            the agent's own notes; ``core`` to make them permanent context).
+    """
+
+    name = "context"
+    description = (
+        "Edit your in-context memory: core blocks (always shown to you) and working blocks "
+        "(loaded from archival memory). Use it to keep what you know about the user, the "
+        "task and yourself accurate and current.\n\n"
+        "Operations: append adds a line; replace swaps one exact passage (it must occur "
+        "exactly once); set writes a whole block, creating it if needed, and returns the "
+        "old value; archive moves a block to archival memory; load brings an archival block "
+        "into context; swap does both at once; list shows every in-context block. Blocks "
+        "have character limits: when a write would exceed one, summarise the block or "
+        "archive part of it first."
+    )
+    summary = "Edit core and working memory blocks."
+    usage_rule = (
+        "Keep core memory current: record lasting facts with context append/replace, and "
+        "archive blocks you no longer need in context."
+    )
+    category = "memory"
+    actions = ("read", "write")
+    operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {
+        "append": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+        "replace": ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+        "set": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
+        "archive": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+        "load": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+        "swap": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+        "list": ToolAnnotations(read_only=True, destructive=False, idempotent=True),
+    }
+
+    def __init__(
+        self, store: MemoryStore, *, new_block_kind: BlockKind = BlockKind.WORKING
+    ) -> None:
+        self.store = store
+        self.new_block_kind = BlockKind(new_block_kind)
+
+    async def execute(
+        self,
+        params: ContextAppend
+        | ContextReplace
+        | ContextSet
+        | ContextArchive
+        | ContextLoad
+        | ContextSwap
+        | ContextList,
+        ctx: ToolContext,
+    ) -> ContextOutput:
+        """Run one operation for ``ctx.agent``."""
+        agent = ctx.agent
+        match params:
+            case ContextAppend():
+                block = await checked(
+                    self.store.append_to_block(agent, params.label, params.content)
+                )
+                return _done(f"Appended {len(params.content)} characters to {{}}", block, agent)
+            case ContextReplace():
+                return await self._replace(agent, params)
+            case ContextSet():
+                return await self._set(agent, params)
+            case ContextArchive():
+                await self._expect(agent, params.label, in_context=True)
+                block = await checked(self.store.set_kind(agent, params.label, BlockKind.ARCHIVAL))
+                return _done("Archived {} to archival memory", block, agent)
+            case ContextLoad():
+                await self._expect(agent, params.label, in_context=False)
+                block = await checked(self.store.set_kind(agent, params.label, BlockKind.WORKING))
+                return _done("Loaded {} into working memory", block, agent)
+            case ContextSwap():
+                await self._expect(agent, params.archive_label, in_context=True)
+                await self._expect(agent, params.load_label, in_context=False)
+                archived, loaded = await checked(
+                    self.store.swap_blocks(agent, params.archive_label, params.load_label)
+                )
+                return ContextOutput(
+                    message=(
+                        f"Archived {archived.address_for(agent)!r} and loaded "
+                        f"{loaded.address_for(agent)!r} into working memory."
+                    ),
+                    blocks=[block_info(archived, agent), block_info(loaded, agent)],
+                )
+            case ContextList():
+                blocks = await checked(self.store.list_blocks(agent, _IN_CONTEXT))
+                infos = [block_info(b, agent, with_value=True) for b in blocks]
+                count = len(infos)
+                message = (
+                    f"{count} block{'s' if count != 1 else ''} in context."
+                    if infos
+                    else "No core or working blocks yet; create one with the set operation."
+                )
+                return ContextOutput(message=message, blocks=infos)
+
+    async def _replace(self, agent: str, params: ContextReplace) -> ContextOutput:
+        try:
+            block = await checked(
+                self.store.replace_in_block(agent, params.label, params.old, params.new)
+            )
+        except MemoryStoreError as exc:
+            matches = exc.details.get("matches")
+            if not isinstance(matches, int):
+                raise
+            how = "does not occur" if matches == 0 else f"occurs {matches} times"
+            raise ToolRetry(
+                f"The old text {how} in block {params.label!r} (it must match exactly once). "
+                + (
+                    "Copy the passage exactly as the block shows it, or list the block first."
+                    if matches == 0
+                    else "Include more of the surrounding text so it matches only once."
+                ),
+                details={"label": params.label, "matches": matches},
+            ) from exc
+        return _done("Replaced the passage in {}", block, agent)
+
+    async def _set(self, agent: str, params: ContextSet) -> ContextOutput:
+        for _ in range(_SET_ATTEMPTS):
+            try:
+                before = await checked(self.store.get_block(agent, params.label))
+            except NotFoundError:
+                try:
+                    created = await checked(
+                        self.store.create_block(
+                            agent,
+                            params.label,
+                            params.value,
+                            description=params.description or "",
+                            kind=self.new_block_kind,
+                        )
+                    )
+                except AlreadyExistsError:
+                    continue  # created meanwhile: overwrite it on the next round
+                return ContextOutput(
+                    message=f"Created the {created.kind.value} block "
+                    f"{created.address_for(agent)!r} with {created.chars} characters.",
+                    block=block_info(created, agent),
+                )
+            try:
+                after = await checked(
+                    self.store.update_block_text(
+                        agent,
+                        params.label,
+                        params.value,
+                        expected_version=before.version,
+                        description=params.description,
+                    )
+                )
+            except (VersionConflictError, NotFoundError):
+                continue  # written or deleted meanwhile: read again
+            return ContextOutput(
+                message=f"Set {after.address_for(agent)!r} to {after.chars} characters "
+                f"(it had {before.chars}).",
+                block=block_info(after, agent),
+                previous_value=before.value,
+            )
+        raise VersionConflictError(
+            f"block {params.label!r} kept changing while it was being set; try again",
+            details={"label": params.label},
+        )
+
+    async def _expect(self, agent: str, label: str, *, in_context: bool) -> Block:
+        """Check the block is where the operation needs it, with a hint when not."""
+        block = await checked(self.store.get_block(agent, label))
+        if in_context and block.kind is BlockKind.ARCHIVAL:
+            raise ToolRetry(
+                f"Block {label!r} is already in archival memory; only core and working "
+                "blocks can be archived.",
+                details={"label": label, "kind": block.kind.value},
+            )
+        if not in_context and block.kind is not BlockKind.ARCHIVAL:
+            raise ToolRetry(
+                f"Block {label!r} is already in context ({block.kind.value} memory); only "
+                "archival blocks can be loaded.",
+                details={"label": label, "kind": block.kind.value},
+            )
+        return block
+
+
+def _done(template: str, block: Block, agent: str) -> ContextOutput:
+    """An output whose message is ``template`` with ``{}`` as the block's address, plus
+    its size."""
+    limit = f" of {block.char_limit}" if block.char_limit is not None else ""
+    what = template.format(repr(block.address_for(agent)))
+    return ContextOutput(
+        message=f"{what}; it has {block.chars}{limit} characters.",
+        block=block_info(block, agent),
+    )

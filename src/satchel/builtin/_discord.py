@@ -1,0 +1,93 @@
+"""Sending to a Discord channel through the bot REST API."""
+
+from __future__ import annotations
+
+import httpx
+
+from satchel._errors import SatchelUsageError, ToolRetry
+from satchel.builtin._http import client_scope, error_for, json_object, post_json
+from satchel.builtin._messaging import DiscordTarget, OutgoingMessage, Receipt
+
+__all__ = ["DISCORD_API", "DISCORD_MAX_CHARS", "DiscordEndpoint"]
+
+DISCORD_API = "https://discord.com/api/v10"
+"""The Discord REST API's base URL."""
+DISCORD_MAX_CHARS = 2000
+"""The most characters Discord accepts in a message's ``content``."""
+
+
+class DiscordEndpoint:
+    """Posts messages to Discord channels as a bot: ``POST
+    /channels/{channel_id}/messages`` with ``Authorization: Bot <token>``.
+
+    Mentions in the text (``@everyone``, roles, users) are sent as text but ping no
+    one unless ``allow_mentions`` is set, so a model cannot mass-ping a server.
+
+    Args:
+        token: The bot token.
+        base_url: The API's base URL (a local server in tests).
+        client: An ``httpx.AsyncClient`` to reuse; by default one per delivery.
+        timeout: Seconds to wait for Discord.
+        allow_mentions: Let mentions in the text notify people.
+
+    Example:
+        >>> router.set_endpoint("discord", DiscordEndpoint(os.environ["DISCORD_TOKEN"]))
+    """
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = DISCORD_API,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 10.0,
+        allow_mentions: bool = False,
+    ) -> None:
+        self._token = token
+        self.base_url = base_url.rstrip("/")
+        self.client = client
+        self.timeout = timeout
+        self.allow_mentions = allow_mentions
+
+    def __repr__(self) -> str:
+        return f"DiscordEndpoint(base_url={self.base_url!r})"
+
+    async def deliver(self, message: OutgoingMessage, /) -> Receipt:
+        """Post ``message`` to its channel.
+
+        Raises:
+            ToolRetry: The channel id is not a number, the text is over 2000 characters,
+                the channel does not exist, or Discord is rate-limiting.
+            ToolFailed: The token is refused, the bot may not post there, or Discord
+                cannot be reached.
+        """
+        target = message.target
+        if not isinstance(target, DiscordTarget):
+            raise SatchelUsageError(f"DiscordEndpoint cannot deliver to {target.type!r}")
+        channel = target.channel_id.strip()
+        if not channel.isascii() or not channel.isdigit():
+            raise ToolRetry(
+                f"Discord channel ids are numbers (like 1234567890123456789), not {channel!r}.",
+                details={"channel_id": channel},
+            )
+        if len(message.content) > DISCORD_MAX_CHARS:
+            raise ToolRetry(
+                f"The message has {len(message.content)} characters; Discord accepts at most "
+                f"{DISCORD_MAX_CHARS}. Shorten it, or send it in several messages.",
+                details={"chars": len(message.content), "limit": DISCORD_MAX_CHARS},
+            )
+        payload: dict[str, object] = {"content": message.content}
+        if not self.allow_mentions:
+            payload["allowed_mentions"] = {"parse": []}
+        async with client_scope(self.client, self.timeout) as client:
+            response = await post_json(
+                client,
+                "Discord",
+                f"{self.base_url}/channels/{channel}/messages",
+                payload,
+                headers={"Authorization": f"Bot {self._token}"},
+            )
+        if response.status_code // 100 != 2:
+            raise error_for("Discord", response, address=f"channel {channel}")
+        message_id = json_object(response).get("id")
+        return Receipt(to=f"discord:{channel}", id=str(message_id) if message_id else None)

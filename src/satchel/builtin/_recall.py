@@ -1,0 +1,200 @@
+"""The ``recall`` tool: the agent's archival memory, stored out of context and found
+again through ``search``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from satchel._errors import AlreadyExistsError, ToolRetry
+from satchel.builtin._views import BlockInfo, Label, block_info, checked
+from satchel.memory import Block, BlockKind, MemoryStore, Permission
+from satchel.tools import Tool, ToolAnnotations, ToolContext
+
+__all__ = [
+    "RecallAppend",
+    "RecallDelete",
+    "RecallInsert",
+    "RecallOperation",
+    "RecallOutput",
+    "RecallRead",
+    "RecallTool",
+]
+
+_MAX_LABEL_TRIES = 100
+
+
+class _Op(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RecallInsert(_Op):
+    """Store a new archival entry. Returns its label."""
+
+    operation: Literal["insert"]
+    content: str = Field(min_length=1, description="The text to store.")
+    label: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        description="A label for the entry; leave out for archival_<timestamp>.",
+    )
+    tags: list[str] | None = Field(
+        default=None, description="Tags to find the entry by (search filters accept them)."
+    )
+
+
+class RecallAppend(_Op):
+    """Add content at the end of an archival entry, on a new line."""
+
+    operation: Literal["append"]
+    label: Label
+    content: str = Field(min_length=1, description="The text to add.")
+
+
+class RecallRead(_Op):
+    """Read an entry's full text by its label."""
+
+    operation: Literal["read"]
+    label: Label
+
+
+class RecallDelete(_Op):
+    """Delete an archival entry for good."""
+
+    operation: Literal["delete"]
+    label: Label
+
+
+RecallOperation = Annotated[
+    RecallInsert | RecallAppend | RecallRead | RecallDelete, Field(discriminator="operation")
+]
+"""The input of ``recall``: one operation, chosen by ``operation``."""
+
+
+class RecallOutput(BaseModel):
+    """What a ``recall`` operation did."""
+
+    message: str = Field(description="One sentence saying what happened.")
+    entry: BlockInfo = Field(description="The entry (with its full text for read).")
+
+
+class RecallTool(Tool[RecallOperation, RecallOutput]):
+    """The ``recall`` built-in tool: archival entries (blocks of kind ``archival``) of
+    ``ctx.agent`` in a :class:`~satchel.memory.MemoryStore`.
+
+    Args:
+        store: The memory store.
+        permission: The permission of the entries ``insert`` creates. The default,
+            ``admin``, lets the agent delete what it stored; ``read_write`` keeps
+            entries until a human deletes them (``delete`` is then denied).
+    """
+
+    name = "recall"
+    description = (
+        "Your archival memory: a long-term store outside your context, for facts, notes "
+        "and documents you may need later. Find entries with the search tool (domain "
+        "archival_memory); its results give each entry's label.\n\n"
+        "Operations: insert stores new content (optionally with a label and tags); append "
+        "adds to an entry; read returns an entry's full text; delete removes an entry for "
+        "good. To bring an entry into your context, use the context tool's load."
+    )
+    summary = "Store, read, extend and delete archival memory entries."
+    usage_rule = (
+        "Store facts worth keeping but not needed every turn with recall insert; find them "
+        "again with search."
+    )
+    category = "memory"
+    actions = ("read", "write", "delete")
+    operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {
+        "insert": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+        "append": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+        "read": ToolAnnotations(read_only=True, destructive=False, idempotent=True),
+        "delete": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
+    }
+
+    def __init__(self, store: MemoryStore, *, permission: Permission = Permission.ADMIN) -> None:
+        self.store = store
+        self.permission = Permission(permission)
+
+    async def execute(
+        self, params: RecallInsert | RecallAppend | RecallRead | RecallDelete, ctx: ToolContext
+    ) -> RecallOutput:
+        """Run one operation for ``ctx.agent``."""
+        agent = ctx.agent
+        match params:
+            case RecallInsert():
+                block = await self._insert(agent, params)
+                return RecallOutput(
+                    message=f"Stored {block.chars} characters as {block.label!r}.",
+                    entry=block_info(block, agent),
+                )
+            case RecallAppend():
+                await self._archival(agent, params.label, "append to")
+                block = await checked(
+                    self.store.append_to_block(agent, params.label, params.content)
+                )
+                return RecallOutput(
+                    message=f"Appended {len(params.content)} characters to "
+                    f"{block.address_for(agent)!r} (now {block.chars}).",
+                    entry=block_info(block, agent),
+                )
+            case RecallRead():
+                block = await checked(self.store.get_block(agent, params.label))
+                return RecallOutput(
+                    message=f"{block.address_for(agent)!r} ({block.kind.value} memory, "
+                    f"{block.chars} characters).",
+                    entry=block_info(block, agent, with_value=True),
+                )
+            case RecallDelete():
+                await self._archival(agent, params.label, "delete")
+                block = await checked(self.store.delete_block(agent, params.label))
+                return RecallOutput(
+                    message=f"Deleted {block.address_for(agent)!r} ({block.chars} characters).",
+                    entry=block_info(block, agent, with_value=True),
+                )
+
+    async def _insert(self, agent: str, params: RecallInsert) -> Block:
+        tags = params.tags or ()
+        if params.label is not None:
+            try:
+                return await checked(self._create(agent, params.label, params.content, tags))
+            except AlreadyExistsError as exc:
+                raise ToolRetry(
+                    f"A block labelled {params.label!r} exists already. Choose another label, "
+                    "leave the label out, or add to it with the append operation.",
+                    details={"label": params.label},
+                ) from exc
+        stem = "archival_" + datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        for attempt in range(1, _MAX_LABEL_TRIES + 1):
+            label = stem if attempt == 1 else f"{stem}_{attempt}"
+            try:
+                return await checked(self._create(agent, label, params.content, tags))
+            except AlreadyExistsError:
+                continue
+        raise ToolRetry("Too many entries were stored this second; give the entry a label.")
+
+    async def _create(
+        self, agent: str, label: str, content: str, tags: list[str] | tuple[()]
+    ) -> Block:
+        return await self.store.create_block(
+            agent,
+            label,
+            content,
+            kind=BlockKind.ARCHIVAL,
+            permission=self.permission,
+            tags=tags,
+        )
+
+    async def _archival(self, agent: str, label: str, verb: str) -> Block:
+        block = await checked(self.store.get_block(agent, label))
+        if block.kind is not BlockKind.ARCHIVAL:
+            raise ToolRetry(
+                f"Block {label!r} is in {block.kind.value} memory, not archival memory; recall "
+                f"cannot {verb} it. Use the context tool for blocks in your context.",
+                details={"label": label, "kind": block.kind.value},
+            )
+        return block

@@ -1,0 +1,195 @@
+"""The ``search`` tool: hybrid search over the agent's archival memory and its past
+conversations, returning every hit's full text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from satchel._errors import ToolRetry
+from satchel.builtin._dates import TimeParser
+from satchel.builtin._views import checked
+from satchel.memory import Domain, MemoryStore, SearchFilters, SearchHit
+from satchel.tools import Tool, ToolContext
+
+__all__ = ["SearchFiltersInput", "SearchInput", "SearchOutput", "SearchResult", "SearchTool"]
+
+RoleName = Literal["user", "assistant", "system", "tool"]
+
+
+class SearchFiltersInput(BaseModel):
+    """Narrow a search; every filter given must hold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: RoleName | None = Field(
+        default=None, description="Only conversation messages said by this role."
+    )
+    start_time: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Only entries from this time on: ISO 8601 (2026-11-01, "
+        "2026-11-01T14:30:00Z) or words such as 'yesterday'. A date alone means its "
+        "first moment.",
+    )
+    end_time: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Only entries up to this time, in the same forms. A date alone means "
+        "up to the end of that day.",
+    )
+    tags: list[str] | None = Field(
+        default=None, description="Only entries carrying at least one of these tags."
+    )
+    labels: list[str] | None = Field(
+        default=None, description="Only archival entries with one of these labels."
+    )
+
+
+class SearchInput(BaseModel):
+    """The input of ``search``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    domain: Literal["archival_memory", "conversations", "all"] = Field(
+        description="Where to look: archival_memory (stored entries), conversations (past "
+        "messages) or all."
+    )
+    query: str = Field(
+        max_length=100_000,
+        description="What to look for, in plain words; meaning counts, not only exact words.",
+    )
+    limit: int = Field(default=10, ge=1, le=100, description="The most results to return.")
+    filters: SearchFiltersInput | None = Field(
+        default=None, description="Optional filters by role, time, tags or labels."
+    )
+
+
+class SearchResult(BaseModel):
+    """One hit, with its full text."""
+
+    domain: Literal["archival_memory", "conversations"] = Field(
+        description="archival_memory for an entry, conversations for a message."
+    )
+    label: str | None = Field(
+        description="The entry's label, to read or load it; null for a message."
+    )
+    text: str = Field(description="The full text; quote from it.")
+    created_at: datetime = Field(description="When it was written (UTC).")
+    role: RoleName | None = Field(default=None, description="Who said a message.")
+    conversation_id: str | None = Field(default=None, description="A message's conversation.")
+    shared_from: str | None = Field(
+        default=None, description="The agent that shared the entry with you, if any."
+    )
+    tags: list[str] = Field(default_factory=list[str])
+    id: str = Field(description="The entry's or message's id.")
+    score: float = Field(description="Relevance; higher is better, within this search only.")
+
+
+class SearchOutput(BaseModel):
+    """The results of ``search``, best first."""
+
+    message: str = Field(description="How many results, and where they came from.")
+    results: list[SearchResult] = Field(default_factory=list[SearchResult])
+
+
+class SearchTool(Tool[SearchInput, SearchOutput]):
+    """The ``search`` built-in tool: hybrid (BM25 and vector) search of what ``ctx.agent``
+    may read in a :class:`~satchel.memory.MemoryStore`.
+
+    Args:
+        store: The memory store.
+        date_languages: Languages understood in ``start_time`` and ``end_time``.
+    """
+
+    name = "search"
+    description = (
+        "Search your long-term memory: archival entries and past conversation messages. "
+        "Matches by meaning and by words, best first, and returns each result's full "
+        "text and label, so you can quote it, read it with recall, or load it with "
+        "context.\n\n"
+        "Filter by role (conversations), time range (start_time, end_time: ISO dates or "
+        "words like 'yesterday'), tags, or labels."
+    )
+    summary = "Search archival memory and past conversations."
+    usage_rule = (
+        "Search memory before saying you do not know something the user may have told you before."
+    )
+    category = "memory"
+    actions = ("read",)
+    read_only = True
+    idempotent = True
+
+    def __init__(self, store: MemoryStore, *, date_languages: Sequence[str] = ("en",)) -> None:
+        self.store = store
+        self.times = TimeParser(date_languages)
+
+    async def execute(self, params: SearchInput, ctx: ToolContext) -> SearchOutput:
+        """Search for ``ctx.agent``."""
+        agent = ctx.agent
+        filters = await checked(self._filters(params.filters))
+        hits = await checked(
+            self.store.search(
+                agent,
+                params.query,
+                domains=Domain(params.domain),
+                filters=filters,
+                limit=params.limit,
+            )
+        )
+        results = [_result(hit, agent) for hit in hits]
+        where = {"archival_memory": "archival memory", "conversations": "conversations"}.get(
+            params.domain, "archival memory and conversations"
+        )
+        count = len(results)
+        message = (
+            f"{count} result{'s' if count != 1 else ''} from {where}, best first."
+            if results
+            else f"Nothing in {where} matches. Try other words or fewer filters."
+        )
+        return SearchOutput(message=message, results=results)
+
+    async def _filters(self, given: SearchFiltersInput | None) -> SearchFilters | None:
+        if given is None:
+            return None
+        start = (
+            await self.times.parse(given.start_time, end=False, field="start_time")
+            if given.start_time is not None
+            else None
+        )
+        end = (
+            await self.times.parse(given.end_time, end=True, field="end_time")
+            if given.end_time is not None
+            else None
+        )
+        if start is not None and end is not None and start > end:
+            raise ToolRetry(
+                f"start_time ({start.isoformat()}) is after end_time ({end.isoformat()}); "
+                "swap them or widen the range.",
+                details={"start_time": start.isoformat(), "end_time": end.isoformat()},
+            )
+        return SearchFilters(
+            role=given.role,
+            start_time=start,
+            end_time=end,
+            tags=tuple(given.tags) if given.tags else None,
+            labels=tuple(given.labels) if given.labels else None,
+        )
+
+
+def _result(hit: SearchHit, agent: str) -> SearchResult:
+    return SearchResult(
+        domain=hit.domain,
+        label=hit.label,
+        text=hit.text,
+        created_at=hit.created_at,
+        role=hit.role,
+        conversation_id=hit.conversation_id,
+        shared_from=hit.owner if hit.owner != agent else None,
+        tags=list(hit.tags),
+        id=hit.id,
+        score=hit.score,
+    )

@@ -1,0 +1,107 @@
+"""Sending to a generic HTTP webhook: the message as one JSON object."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import httpx
+
+from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
+from satchel.builtin._http import client_scope, error_for, json_object, post_json
+from satchel.builtin._messaging import OutgoingMessage, Receipt, WebhookTarget
+
+__all__ = ["WebhookEndpoint"]
+
+
+class WebhookEndpoint:
+    """POSTs each message as JSON to the URL its target names::
+
+        {"sender": "ada", "content": "...", "metadata": {...},
+         "conversation_id": "default", "sent_at": "2026-11-01T12:00:00+00:00"}
+
+    The URL comes from the model, so only URLs under ``allowed_urls`` are accepted
+    (same scheme, host and port, and a path under the allowed one); pass
+    ``allow_any=True`` to accept every http(s) URL, which lets the model make this
+    process POST to any address it can reach.
+
+    Args:
+        allowed_urls: URL prefixes messages may go to, e.g.
+            ``["https://hooks.example.com/satchel/"]``.
+        allow_any: Accept any http or https URL.
+        headers: Extra headers for every request (an ``Authorization`` for the hook).
+        client: An ``httpx.AsyncClient`` to reuse; by default one per delivery.
+        timeout: Seconds to wait for the hook.
+    """
+
+    def __init__(
+        self,
+        *,
+        allowed_urls: Sequence[str] = (),
+        allow_any: bool = False,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        self.allowed = tuple(httpx.URL(url) for url in allowed_urls)
+        self.allow_any = allow_any
+        self._headers = dict(headers or {})
+        self.client = client
+        self.timeout = timeout
+
+    def __repr__(self) -> str:
+        return f"WebhookEndpoint(allowed_urls={[str(u) for u in self.allowed]!r})"
+
+    def permits(self, url: httpx.URL) -> bool:
+        """Whether messages may go to ``url``."""
+        if url.scheme not in ("http", "https") or not url.host:
+            return False
+        if self.allow_any:
+            return True
+        for allowed in self.allowed:
+            if (url.scheme, url.host, url.port) != (allowed.scheme, allowed.host, allowed.port):
+                continue
+            base = allowed.path if allowed.path.endswith("/") else allowed.path + "/"
+            if url.path == allowed.path or url.path.startswith(base) or allowed.path == "/":
+                return True
+        return False
+
+    async def deliver(self, message: OutgoingMessage, /) -> Receipt:
+        """POST ``message`` to its target URL.
+
+        Raises:
+            ToolRetry: The URL is malformed or not allowed, the hook says the request
+                was wrong (4xx), or it is rate-limiting.
+            ToolFailed: The hook refuses the credentials, fails (5xx), or cannot be
+                reached.
+        """
+        target = message.target
+        if not isinstance(target, WebhookTarget):
+            raise SatchelUsageError(f"WebhookEndpoint cannot deliver to {target.type!r}")
+        try:
+            url = httpx.URL(target.url.strip())
+        except httpx.InvalidURL as exc:
+            raise ToolRetry(
+                f"{target.url[:200]!r} is not a valid URL.", details={"url": target.url[:200]}
+            ) from exc
+        if not self.permits(url):
+            allowed = ", ".join(str(u) for u in self.allowed) or "none"
+            raise ToolFailed(
+                f"Messages may not be sent to {str(url)[:200]!r}: it is not an allowed "
+                f"webhook URL. Allowed: {allowed}.",
+                details={"url": str(url)[:200]},
+            )
+        payload = {
+            "sender": message.sender,
+            "content": message.content,
+            "metadata": dict(message.metadata),
+            "conversation_id": message.conversation_id,
+            "sent_at": message.sent_at.isoformat(),
+        }
+        async with client_scope(self.client, self.timeout) as client:
+            response = await post_json(
+                client, "The webhook", str(url), payload, headers=self._headers
+            )
+        if response.status_code // 100 != 2:
+            raise error_for("The webhook", response, address=str(url)[:200])
+        message_id = json_object(response).get("id")
+        return Receipt(to=f"webhook:{url}", id=str(message_id) if message_id else None)

@@ -1,0 +1,47 @@
+"""Consent: a human approves destructive tool calls and guarded memory writes.
+
+:class:`PermissionBroker` stores :class:`ApprovalRequest` records in an
+:class:`ApprovalStore` (in memory, or :class:`SQLiteApprovalStore` in the memory
+database so another process, such as the ``satchel approvals`` CLI, can decide them),
+waits for decisions, and answers whether a standing grant covers a scope. It is also a
+memory store's :class:`~satchel.memory.ConsentHandler`. :func:`with_approval` gates a
+tool or a registry: a destructive call runs only with an approval bound to exactly its
+arguments (:func:`args_digest`).
+
+Example:
+    >>> broker = PermissionBroker(SQLiteApprovalStore(db_path))
+    >>> gated = with_approval(registry, broker)
+    >>> result = await gated.call("delete_file", {"path": "a.txt"})
+    >>> result.error.details["status"]
+    'pending_confirmation'
+"""
+
+from satchel.consent._broker import PermissionBroker
+from satchel.consent._gate import gated_call, with_approval
+from satchel.consent._models import (
+    ApprovalError,
+    ApprovalRequest,
+    ApprovalStatus,
+    ConsentScope,
+    Decision,
+    args_digest,
+    canonical_json,
+)
+from satchel.consent._sqlite import SQLiteApprovalStore
+from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
+
+__all__ = [
+    "ApprovalError",
+    "ApprovalRequest",
+    "ApprovalStatus",
+    "ApprovalStore",
+    "ConsentScope",
+    "Decision",
+    "InMemoryApprovalStore",
+    "PermissionBroker",
+    "SQLiteApprovalStore",
+    "args_digest",
+    "canonical_json",
+    "gated_call",
+    "with_approval",
+]

@@ -1,0 +1,203 @@
+"""The approval gate: a destructive call runs only with a human's approval.
+
+A call to a tool (or an operation) whose spec says destructive for these arguments
+goes one of three ways:
+
+1. a standing grant covers exactly this tool and these arguments: it runs;
+2. the context carries an ``approval_id``: the broker spends it if it was approved for
+   exactly this tool and these arguments (their :func:`~satchel.consent.args_digest`),
+   and the call runs once; otherwise a ``denied`` error says why;
+3. otherwise nothing runs: a pending request is stored and the result is a
+   ``needs_approval`` error whose details carry ``status: "pending_confirmation"``, the
+   ``approval_id``, the tool and the exact arguments.
+
+The model only ever holds the id; approving happens on the human side
+(:meth:`PermissionBroker.resolve`), never through a tool.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from typing import Any, Final, overload
+
+import jsonschema
+
+from satchel._errors import SatchelUsageError
+from satchel.consent._broker import PermissionBroker
+from satchel.consent._models import ApprovalError, ConsentScope
+from satchel.registry import ToolRegistry, WrapperTool
+from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult, ToolSpec
+
+__all__ = ["gated_call", "with_approval"]
+
+_APPROVED: Final = "satchel.approved_scope"
+"""Context extra set once an approval was spent, so a second gate around the same call
+(a registry wrapped twice) does not ask again."""
+_RETRY_HINT: Final = "call again with approval_id set and exactly the same arguments"
+_MAX_SHOWN: Final = 200
+
+Runner = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+
+
+def _shown(args: Mapping[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _schema_errors(spec: ToolSpec, args: dict[str, Any]) -> list[str]:
+    """JSON-schema problems of ``args`` (so a human is never asked to approve a call
+    that cannot run). Looser than the tool's own validation, never stricter."""
+    validator = jsonschema.Draft202012Validator(spec.input_schema)
+    return [
+        f"`{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}`: {e.message[:160]}"
+        for e in validator.iter_errors(args)  # pyright: ignore[reportUnknownMemberType]
+    ][:20]
+
+
+async def gated_call(
+    spec: ToolSpec,
+    args: dict[str, Any],
+    ctx: ToolContext,
+    broker: PermissionBroker,
+    run: Runner,
+    *,
+    retry_hint: str = _RETRY_HINT,
+) -> ToolResult:
+    """Run ``run(args, ctx)`` if the call is not destructive or is approved; otherwise
+    ask for approval and run nothing (see the module doc).
+
+    Args:
+        spec: The tool's definition (decides what is destructive).
+        args: The exact arguments.
+        ctx: The call's context; ``ctx.approval_id`` is the approval being presented.
+        broker: Who stores and decides approvals.
+        run: Runs the tool for real.
+        retry_hint: How the model should present the approval id (wording only).
+    """
+    name = spec.name
+    if not spec.is_destructive(args):
+        return await run(args, ctx)
+    try:
+        scope = ConsentScope.tool_execution(name, args)
+    except SatchelUsageError as exc:
+        return ToolResult(
+            name,
+            error=ToolError(
+                "invalid_arguments",
+                f"The arguments must be plain JSON data ({exc.message}).",
+                {"errors": [{"field": "", "problem": "not plain JSON"}]},
+            ),
+        )
+    if ctx.extras.get(_APPROVED) == scope.key:
+        return await run(args, ctx)
+    approved_ctx = dataclasses.replace(ctx, extras={**ctx.extras, _APPROVED: scope.key})
+    if ctx.approval_id:
+        try:
+            await broker.consume(ctx.approval_id, scope)
+        except ApprovalError as exc:
+            if exc.reason == "pending":
+                return _pending_result(name, ctx.approval_id, args, retry_hint, still=True)
+            return ToolResult(
+                name,
+                error=ToolError(
+                    "denied",
+                    f"{exc.message} Nothing ran. Do not retry with this approval_id; call "
+                    "without it to ask the user for a new approval.",
+                    exc.details,
+                ),
+            )
+        return await run(args, approved_ctx)
+    if await broker.check(scope) is not None:
+        return await run(args, approved_ctx)
+    problems = _schema_errors(spec, args)
+    if problems:
+        return ToolResult(
+            name,
+            error=ToolError(
+                "invalid_arguments",
+                "The arguments do not fit the tool's schema; fix them and call again:\n- "
+                + "\n- ".join(problems),
+                {"errors": problems},
+            ),
+        )
+    pending = await broker.request(
+        scope,
+        f"Run {name}({_shown(args)})",
+        ctx.origin or "unknown",
+        agent=ctx.agent,
+        arguments=args,
+        wait=False,
+    )
+    if pending.status == "approved":  # a grant appeared meanwhile
+        return await run(args, approved_ctx)
+    return _pending_result(name, pending.id, args, retry_hint, expires=pending.expires_at)
+
+
+def _pending_result(
+    tool: str,
+    approval_id: str,
+    args: dict[str, Any],
+    retry_hint: str,
+    *,
+    still: bool = False,
+    expires: datetime | None = None,
+) -> ToolResult:
+    head = (
+        "This call is still waiting for a human's approval"
+        if still
+        else "This call is destructive and needs a human's approval"
+    )
+    details: dict[str, Any] = {
+        "status": "pending_confirmation",
+        "approval_id": approval_id,
+        "tool": tool,
+        "arguments": args,
+    }
+    if expires is not None:
+        details["expires_at"] = expires.isoformat()
+    return ToolResult(
+        tool,
+        error=ToolError(
+            "needs_approval",
+            f"{head}; nothing ran. Ask the user to approve request {approval_id} "
+            f"(you cannot approve it yourself), then {retry_hint}.",
+            details,
+        ),
+    )
+
+
+class _ApprovalGate(WrapperTool):
+    def __init__(self, inner: BaseTool, broker: PermissionBroker) -> None:
+        super().__init__(inner)
+        self.broker = broker
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await gated_call(self.inner.spec, args, ctx, self.broker, self.inner.call)
+
+
+@overload
+def with_approval(target: BaseTool, broker: PermissionBroker) -> BaseTool: ...
+@overload
+def with_approval(target: ToolRegistry, broker: PermissionBroker) -> ToolRegistry: ...
+def with_approval(target: BaseTool | ToolRegistry, broker: PermissionBroker) -> Any:
+    """Gate destructive calls of a tool (or of every tool of a registry) behind a
+    human's approval through ``broker``.
+
+    Non-destructive calls pass straight through. A destructive call without a valid
+    approval runs nothing and returns ``needs_approval`` with an ``approval_id``; once
+    a human approved it (:meth:`PermissionBroker.resolve`), the same call with
+    ``ToolContext(approval_id=...)`` runs exactly the approved arguments, once.
+
+    Example:
+        >>> gated = with_approval(registry, broker)
+        >>> first = await gated.call("delete_file", {"path": "a.txt"})
+        >>> approval_id = first.error.details["approval_id"]
+        >>> await broker.resolve(approval_id, Decision.approve_once(), by="ada")
+        >>> await gated.call("delete_file", {"path": "a.txt"},
+        ...                  ToolContext(approval_id=approval_id))
+    """
+    if isinstance(target, ToolRegistry):
+        return ToolRegistry([_ApprovalGate(t, broker) for t in target], context=target.context)
+    return _ApprovalGate(target, broker)

@@ -1,0 +1,248 @@
+"""Approval requests in SQLite, in the same database file as the memory store.
+
+Why a migration runner of its own: the memory store's runner applies one fixed
+module-level list to its own table; it cannot be handed another list. The consent
+tables therefore keep their own ordered, named, append-only migrations, recorded in
+``_satchel_consent_migrations`` of the same file, and their tables carry a
+``consent_`` prefix, so the two never step on each other.
+
+Concurrency: the file is in WAL mode; writes run in ``BEGIN IMMEDIATE`` transactions (so
+two processes wait for each other's lock instead of deadlocking), the status
+compare-and-set is one ``UPDATE ... WHERE status = ?``, and every call runs in a worker
+thread so the event loop never blocks on SQLite. ``sqlite3`` errors are mapped to
+:class:`~satchel.StorageError` here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, TypeVar
+
+import anyio.to_thread
+
+from satchel._errors import StorageError
+from satchel.consent._models import ApprovalRequest, ApprovalStatus
+
+__all__ = ["SQLiteApprovalStore"]
+
+_T = TypeVar("_T")
+_Requests = list[ApprovalRequest]
+_MIGRATIONS_TABLE: Final = "_satchel_consent_migrations"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Migration:
+    name: str
+    sql: str
+
+
+MIGRATIONS: Final[tuple[_Migration, ...]] = (
+    _Migration(
+        name="0001_consent_approvals",
+        sql="""
+            CREATE TABLE consent_approvals (
+                id TEXT PRIMARY KEY,
+                scope_key TEXT NOT NULL,
+                status TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                record TEXT NOT NULL
+            );
+            CREATE INDEX consent_approvals_status ON consent_approvals (status, created_at);
+            CREATE INDEX consent_approvals_scope
+                ON consent_approvals (scope_key, status, created_at);
+        """,
+    ),
+)
+"""Every migration of the consent tables, in the order they run. Append only."""
+
+
+def _applied(conn: sqlite3.Connection) -> list[str]:
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {_MIGRATIONS_TABLE} ("
+        " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
+    )
+    rows = conn.execute(f"SELECT name FROM {_MIGRATIONS_TABLE} ORDER BY rowid").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply pending migrations, each atomically with its record; safe to race."""
+    done: list[str] = []
+    for step in MIGRATIONS:
+        if step.name in _applied(conn):
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if step.name in _applied(conn):  # another process won the race
+                conn.execute("ROLLBACK")
+                continue
+            for statement in step.sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"INSERT INTO {_MIGRATIONS_TABLE} (name) VALUES (?)", (step.name,))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        done.append(step.name)
+    return done
+
+
+def _row(request: ApprovalRequest) -> tuple[str, str, str, float, str]:
+    return (
+        request.id,
+        request.scope.key,
+        request.status,
+        request.created_at.timestamp(),
+        request.model_dump_json(),
+    )
+
+
+def _load(rows: list[tuple[str]]) -> _Requests:
+    return [ApprovalRequest.model_validate_json(row[0]) for row in rows]
+
+
+class SQLiteApprovalStore:
+    """An :class:`~satchel.consent.ApprovalStore` in a SQLite file, shareable between
+    processes (the ``satchel approvals`` CLI and a running server use the same file).
+
+    The file is opened, switched to WAL and migrated on first use, in a worker thread.
+
+    Args:
+        path: The database file (typically the memory store's); created if missing.
+        busy_timeout: Seconds to wait for another process's write lock.
+
+    Example:
+        >>> broker = PermissionBroker(SQLiteApprovalStore(Path("satchel.db")))
+    """
+
+    def __init__(self, path: str | Path, *, busy_timeout: float = 10.0) -> None:
+        self.path = Path(path)
+        self.busy_timeout = busy_timeout
+        self.applied_migrations: list[str] = []
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._closed = False
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StorageError(f"the approval store {str(self.path)!r} is closed")
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            try:
+                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self.applied_migrations = _migrate(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _run(self, function: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
+        with self._lock:
+            try:
+                conn = self._connection()
+                if not write:
+                    return function(conn)
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = function(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+                return result
+            except (sqlite3.Error, OSError) as exc:
+                raise StorageError(f"approval store {str(self.path)!r} failed: {exc}") from exc
+
+    async def _call(self, function: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
+        return await anyio.to_thread.run_sync(lambda: self._run(function, write=write))
+
+    async def insert(self, request: ApprovalRequest) -> None:
+        """Store a new request."""
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO consent_approvals (id, scope_key, status, created_at, record)"
+                " VALUES (?, ?, ?, ?, ?)",
+                _row(request),
+            )
+
+        await self._call(insert, write=True)
+
+    async def get(self, request_id: str) -> ApprovalRequest | None:
+        """The request with this id, or ``None``."""
+
+        def get(conn: sqlite3.Connection) -> _Requests:
+            rows = conn.execute(
+                "SELECT record FROM consent_approvals WHERE id = ?", (request_id,)
+            ).fetchall()
+            return _load(rows)
+
+        found = await self._call(get, write=False)
+        return found[0] if found else None
+
+    async def list(self, status: ApprovalStatus | None = None) -> _Requests:
+        """Requests with this status (all when ``None``), oldest first."""
+
+        def select(conn: sqlite3.Connection) -> _Requests:
+            if status is None:
+                rows = conn.execute(
+                    "SELECT record FROM consent_approvals ORDER BY created_at, rowid"
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT record FROM consent_approvals WHERE status = ?"
+                    " ORDER BY created_at, rowid",
+                    (status,),
+                ).fetchall()
+            return _load(rows)
+
+        return await self._call(select, write=False)
+
+    async def by_scope(self, scope_key: str, status: ApprovalStatus) -> _Requests:
+        """Requests with this scope key and status, oldest first."""
+
+        def select(conn: sqlite3.Connection) -> _Requests:
+            rows = conn.execute(
+                "SELECT record FROM consent_approvals WHERE scope_key = ? AND status = ?"
+                " ORDER BY created_at, rowid",
+                (scope_key, status),
+            ).fetchall()
+            return _load(rows)
+
+        return await self._call(select, write=False)
+
+    async def swap(self, request: ApprovalRequest, *, expect: ApprovalStatus) -> bool:
+        """Replace the record if its stored status is still ``expect`` (one ``UPDATE``)."""
+
+        def update(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute(
+                "UPDATE consent_approvals SET status = ?, record = ? WHERE id = ? AND status = ?",
+                (request.status, request.model_dump_json(), request.id, expect),
+            )
+            return cursor.rowcount == 1
+
+        return await self._call(update, write=True)
+
+    async def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self._closed = True
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

@@ -1,0 +1,405 @@
+""":class:`SatchelServer`: any :class:`~satchel.ToolRegistry` served over MCP with the
+official SDK's low-level server.
+
+* ``tools/list`` is ``registry.schemas("mcp")``: annotations become MCP hints, a typed
+  output comes with its ``outputSchema``.
+* ``tools/call`` is ``registry.call(name, arguments, ctx)``. The result carries one text
+  block (:meth:`ToolResult.to_text <satchel.ToolResult.to_text>`) and, for a structured
+  output, ``structuredContent``. Every tool error, an unknown tool included, is an
+  ``isError`` result with the error's message (and its kind and details under
+  ``_meta["satchel/error"]``), never a JSON-RPC error.
+* The registry's changes reach clients as ``notifications/tools/list_changed``.
+* An optional :class:`~satchel.mcp.ResourceProvider` serves ``resources/*``.
+
+Both MCP protocol eras are served: the ``initialize`` handshake (up to 2025-11-25) and
+the 2026-07-28 per-request envelope, which the SDK's own client prefers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.applications import Starlette
+
+from satchel import __version__
+from satchel._errors import NotFoundError, SatchelError
+from satchel.mcp._channel import CLIENT_CHANNEL_KEY, ClientChannel
+from satchel.mcp._feed import SUBSCRIBED_URIS, ChangeFeed
+from satchel.mcp._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
+from satchel.mcp._resources import ResourceProvider
+from satchel.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
+from satchel.registry import ToolRegistry
+from satchel.tools import ToolContext, ToolResult
+
+__all__ = ["ERROR_META_KEY", "ContextFactory", "SatchelServer", "create_server"]
+
+logger = logging.getLogger("satchel.mcp")
+
+ERROR_META_KEY = "satchel/error"
+"""The ``_meta`` key of an ``isError`` result that holds the error's ``kind``,
+``message`` and ``details`` (a mounting satchel reads them back)."""
+
+ContextFactory = Callable[[ClientChannel], ToolContext]
+"""Builds the :class:`~satchel.ToolContext` of one MCP request from its client channel."""
+
+
+def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
+    # The SDK's ServerSession keeps its Connection private; it is the only handle on a
+    # handshake-era connection's standalone channel and on its lifetime.
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
+
+
+class _LowLevelServer(Server[ChangeFeed]):
+    """The SDK server, with satchel's ``listChanged`` flags as the default options (the
+    streamable HTTP manager asks for the defaults)."""
+
+    def __init__(self, name: str, notify: NotificationOptions, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self._satchel_notify = notify
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or self._satchel_notify, experimental_capabilities, extensions
+        )
+
+
+def _call_result(result: ToolResult) -> types.CallToolResult:
+    text: list[types.ContentBlock] = [types.TextContent(text=result.to_text())]
+    if result.error is not None:
+        return types.CallToolResult(
+            content=text, is_error=True, _meta={ERROR_META_KEY: result.error.to_dict()}
+        )
+    return types.CallToolResult(content=text, structured_content=result.structured())
+
+
+class SatchelServer:
+    """Serves a :class:`~satchel.ToolRegistry` (and optionally resources) over MCP.
+
+    Args:
+        registry: The tools to serve. Later changes to it are served too, and announced
+            to clients.
+        name: The server's name, as clients show it.
+        instructions: Text a client may add to its model's system prompt.
+        agent: The agent id of every call, unless ``ctx_factory`` says otherwise.
+        ctx_factory: Builds the :class:`~satchel.ToolContext` of a request from its
+            :class:`ClientChannel` (the channel is added to ``extras`` if the factory
+            leaves it out). By default: ``agent``, ``origin="mcp"`` and the request id.
+        resources: Resources to serve next to the tools.
+
+    Example:
+        >>> server = create_server(registry)
+        >>> anyio.run(server.run_stdio)
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        name: str = "satchel",
+        instructions: str | None = None,
+        agent: str = "default",
+        ctx_factory: ContextFactory | None = None,
+        resources: ResourceProvider | None = None,
+    ) -> None:
+        self.registry = registry
+        self.agent = agent
+        self._ctx_factory = ctx_factory
+        self._resources = resources
+        self._feeds: set[ChangeFeed] = set()
+        self._tools_source: list[dict[str, Any]] | None = None
+        self._tools_listing = types.ListToolsResult(tools=[])
+        handlers: dict[str, Any] = {}
+        if resources is not None:
+            handlers = {
+                "on_list_resources": self._list_resources,
+                "on_read_resource": self._read_resource,
+                "on_subscribe_resource": self._subscribe,
+                "on_unsubscribe_resource": self._unsubscribe,
+            }
+        self._server = _LowLevelServer(
+            name,
+            NotificationOptions(tools_changed=True, resources_changed=resources is not None),
+            version=__version__,
+            instructions=instructions,
+            lifespan=self._lifespan,
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self._listen,
+            **handlers,
+        )
+        self._server.add_notification_handler(
+            "notifications/initialized", types.NotificationParams, self._on_initialized
+        )
+
+    @property
+    def lowlevel(self) -> Server[ChangeFeed]:
+        """The SDK's low-level server, e.g. for ``mcp.Client(server.lowlevel)`` in tests."""
+        return self._server
+
+    # -- lifespan and change notifications -------------------------------------
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[ChangeFeed]) -> AsyncGenerator[ChangeFeed, None]:
+        feed = ChangeFeed()
+        unsubscribe = self.registry.subscribe(lambda _event: feed.tools_changed())
+        try:
+            async with feed.running():
+                self._feeds.add(feed)
+                try:
+                    yield feed
+                finally:
+                    self._feeds.discard(feed)
+        finally:
+            unsubscribe()
+
+    def notify_resources_changed(self, uri: str | None = None) -> None:
+        """Tell clients that the resource list changed (``uri`` is ``None``) or that the
+        resource at ``uri`` did. Safe from any thread."""
+        for feed in list(self._feeds):
+            feed.resources_changed(uri)
+
+    async def _on_initialized(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], _params: types.NotificationParams
+    ) -> None:
+        self._track(ctx)
+
+    @staticmethod
+    def _track(ctx: ServerRequestContext[ChangeFeed, Any]) -> None:
+        """Remember a handshake-era connection, to tell it of changes (done when it is
+        initialized, and again on every ``tools/list`` so no race can miss it)."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        connection = _connection_of(ctx)
+        if connection is not None and connection.has_standalone_channel:
+            ctx.lifespan_context.track(connection)
+
+    async def _listen(
+        self,
+        ctx: ServerRequestContext[ChangeFeed, Any],
+        params: types.SubscriptionsListenRequestParams,
+    ) -> types.SubscriptionsListenResult:
+        return await ctx.lifespan_context.listen(ctx, params)
+
+    # -- tools -----------------------------------------------------------------
+
+    def context_for(self, channel: ClientChannel) -> ToolContext:
+        """The :class:`~satchel.ToolContext` of a request (see ``ctx_factory``)."""
+        if self._ctx_factory is None:
+            request_id = channel.request_id
+            return ToolContext(
+                agent=self.agent,
+                origin="mcp",
+                call_id=None if request_id is None else str(request_id),
+                extras={CLIENT_CHANNEL_KEY: channel},
+            )
+        ctx = self._ctx_factory(channel)
+        if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
+            ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
+        return ctx
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        tool = self.registry.get(name)
+        return None if tool is None else tool.spec.input_schema
+
+    async def _list_tools(
+        self,
+        _ctx: ServerRequestContext[ChangeFeed, Any],
+        _params: types.PaginatedRequestParams | None,
+    ) -> types.ListToolsResult:
+        definitions = self.registry.schemas("mcp")
+        if definitions is not self._tools_source:  # the registry rebuilt its cache
+            self._tools_listing = types.ListToolsResult(
+                tools=[types.Tool.model_validate(d) for d in definitions]
+            )
+            self._tools_source = definitions
+        return self._tools_listing
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        channel = ClientChannel(ctx, input_responses=params.input_responses)
+        result = await self.registry.call(params.name, params.arguments, self.context_for(channel))
+        if result.error is not None:
+            pending = channel.pending_input()
+            if pending:
+                return types.InputRequiredResult(input_requests=dict(pending))
+        return _call_result(result)
+
+    # -- resources -------------------------------------------------------------
+
+    def _provider(self) -> ResourceProvider:
+        assert self._resources is not None  # the handlers exist only with a provider
+        return self._resources
+
+    async def _list_resources(
+        self,
+        ctx: ServerRequestContext[ChangeFeed, Any],
+        _params: types.PaginatedRequestParams | None,
+    ) -> types.ListResourcesResult:
+        tool_ctx = self.context_for(ClientChannel(ctx))
+        try:
+            found = await self._provider().list_resources(tool_ctx)
+        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
+            raise _resource_error("Listing the resources failed.", exc) from exc
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=r.uri,
+                    name=r.name,
+                    description=r.description,
+                    mime_type=r.mime_type,
+                    size=r.size,
+                )
+                for r in found
+            ]
+        )
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        tool_ctx = self.context_for(ClientChannel(ctx))
+        try:
+            content = await self._provider().read_resource(params.uri, tool_ctx)
+        except NotFoundError as exc:
+            raise MCPError(
+                types.INVALID_PARAMS, f"Resource not found: {params.uri}", {"uri": params.uri}
+            ) from exc
+        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
+            raise _resource_error(f"Reading {params.uri} failed.", exc) from exc
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(
+                    uri=content.uri, mime_type=content.mime_type, text=content.text
+                )
+            ]
+        )
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = _connection_of(ctx)
+        if connection is not None:
+            connection.state.setdefault(SUBSCRIBED_URIS, set()).add(params.uri)
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = _connection_of(ctx)
+        if connection is not None:
+            connection.state.get(SUBSCRIBED_URIS, set()).discard(params.uri)
+        return types.EmptyResult()
+
+    # -- transports ------------------------------------------------------------
+
+    async def run_stdio(self, *, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        """Serve one client on this process's stdin and stdout until stdin closes.
+
+        While serving, anything else written to stdout goes to stderr (see
+        :mod:`satchel.mcp._stdio`).
+        """
+        async with stdio_transport(max_message_bytes=max_message_bytes) as (read, write):
+            await self._server.run(read, write, self._server.create_initialization_options())
+
+    def http_app(
+        self,
+        *,
+        token: str | None = None,
+        path: str = "/mcp",
+        host: str = "127.0.0.1",
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        stateless: bool = False,
+        json_response: bool = False,
+    ) -> Starlette:
+        """An ASGI app serving MCP over streamable HTTP at ``path``.
+
+        Args:
+            token: When set, every request must carry ``Authorization: Bearer
+                <token>``; any other request gets HTTP 401 and nothing runs.
+            path: The endpoint's path.
+            host: The host the app is reached at; on a loopback host, requests whose
+                ``Host`` or ``Origin`` is not loopback are refused (DNS rebinding).
+            max_body_bytes: Larger request bodies get HTTP 413.
+            stateless: Serve handshake-era clients without sessions.
+            json_response: Answer with JSON bodies instead of SSE streams.
+        """
+        app = self._server.streamable_http_app(
+            streamable_http_path=path,
+            host=host,
+            max_request_body_size=max_body_bytes,
+            stateless_http=stateless,
+            json_response=json_response,
+        )
+        if token:
+            app.add_middleware(BearerTokenMiddleware, token=token)
+        return app
+
+    async def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        token: str | None = None,
+        path: str = "/mcp",
+        on_ready: Callable[[str], None] | None = None,
+    ) -> None:
+        """Serve streamable HTTP on ``host:port`` until cancelled or interrupted.
+
+        Args:
+            host: The address to listen on.
+            port: The port; ``0`` picks a free one (see ``on_ready``).
+            token: The bearer token every request must carry, if any.
+            path: The endpoint's path.
+            on_ready: Called with the endpoint's URL once the socket listens.
+        """
+        app = self.http_app(token=token, path=path, host=host)
+        await run_uvicorn(app, host, port, path=path, on_ready=on_ready)
+
+
+def _resource_error(message: str, exc: Exception) -> MCPError:
+    if isinstance(exc, SatchelError):
+        return MCPError(types.INTERNAL_ERROR, f"{message} {exc.message}")
+    logger.error("resource provider failed", exc_info=exc)
+    return MCPError(types.INTERNAL_ERROR, message)
+
+
+def create_server(
+    registry: ToolRegistry,
+    *,
+    name: str = "satchel",
+    instructions: str | None = None,
+    agent: str = "default",
+    ctx_factory: ContextFactory | None = None,
+    resources: ResourceProvider | None = None,
+) -> SatchelServer:
+    """Serve ``registry`` over MCP; see :class:`SatchelServer` for the arguments.
+
+    Example:
+        >>> server = create_server(registry, instructions="Use `notes` to remember.")
+        >>> await server.run_http("127.0.0.1", 8765, token="s3cret")
+    """
+    return SatchelServer(
+        registry,
+        name=name,
+        instructions=instructions,
+        agent=agent,
+        ctx_factory=ctx_factory,
+        resources=resources,
+    )

@@ -1,0 +1,140 @@
+"""SQL for conversation messages and stored embeddings on PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, LiteralString
+
+import numpy as np
+import numpy.typing as npt
+
+from satchel.memory._models import Message, Role
+from satchel.memory.postgres._blocks import VECTOR_VALUE
+from satchel.memory.postgres._db import Conn
+from satchel.memory.postgres._rows import (
+    MESSAGE_COLUMNS,
+    dec,
+    dump_json,
+    enc,
+    enc_all,
+    message_from_row,
+    utc,
+)
+from satchel.memory.postgres._search_sql import BLOCKS, MESSAGES
+
+__all__ = ["count_texts", "insert_message", "list_messages", "store_vectors", "texts_to_embed"]
+
+F32 = npt.NDArray[np.float32]
+
+_TEXT_COLUMN: dict[int, tuple[LiteralString, LiteralString]] = {
+    BLOCKS.key: ("satchel_blocks", "value"),
+    MESSAGES.key: ("satchel_messages", "content"),
+}
+
+
+async def insert_message(
+    conn: Conn,
+    *,
+    agent: str,
+    role: Role,
+    content: str,
+    conversation_id: str,
+    created_at: datetime,
+    tags: tuple[str, ...],
+    metadata: Mapping[str, Any] | None,
+    vector: F32 | None,
+    model: str | None,
+) -> Message:
+    """Insert a message with its vector, in one statement."""
+    cursor = await conn.execute(
+        "INSERT INTO satchel_messages AS m (id, agent, conversation_id, role, content, "
+        "created_at, tags, metadata, embedding) VALUES (%(id)s, %(agent)s, %(conversation)s, "
+        f"%(role)s, %(content)s, %(created)s, %(tags)s, %(metadata)s, {VECTOR_VALUE}) "
+        f"RETURNING {MESSAGE_COLUMNS}",
+        {
+            "id": uuid.uuid4().hex,
+            "agent": agent,
+            "conversation": enc(conversation_id),
+            "role": role,
+            "content": enc(content),
+            "created": utc(created_at),
+            "tags": enc_all(tags),
+            "metadata": dump_json(metadata),
+            "vec": vector,
+            "model": model,
+        },
+    )
+    row = await cursor.fetchone()
+    assert row is not None
+    return message_from_row(row)
+
+
+async def list_messages(
+    conn: Conn,
+    agent: str,
+    *,
+    conversation_id: str | None,
+    limit: int,
+    before: datetime | None,
+) -> list[Message]:
+    """The latest ``limit`` messages, oldest first."""
+    where: LiteralString = "m.agent = %(me)s"
+    params: dict[str, Any] = {"me": agent, "limit": limit}
+    if conversation_id is not None:
+        where += " AND m.conversation_id = %(conversation)s"
+        params["conversation"] = enc(conversation_id)
+    if before is not None:
+        where += " AND m.created_at < %(before)s"
+        params["before"] = utc(before)
+    cursor = await conn.execute(
+        f"SELECT {MESSAGE_COLUMNS} FROM satchel_messages AS m WHERE {where} "
+        "ORDER BY m.created_at DESC, m.pk DESC LIMIT %(limit)s",
+        params,
+    )
+    return [message_from_row(row) for row in reversed(await cursor.fetchall())]
+
+
+async def store_vectors(
+    conn: Conn,
+    domain: int,
+    items: Sequence[tuple[int, str]],
+    vectors: F32,
+    model: str,
+) -> None:
+    """Store the vector of each ``(pk, text)`` whose row still holds exactly ``text``
+    (a newer write wins over a late embedding)."""
+    table, column = _TEXT_COLUMN[domain]
+    async with conn.cursor() as cursor:
+        await cursor.executemany(
+            f"UPDATE {table} SET embedding = {VECTOR_VALUE} "
+            f"WHERE pk = %(pk)s AND {column} = %(text)s",
+            [
+                {"pk": pk, "text": enc(text), "vec": vector, "model": model}
+                for (pk, text), vector in zip(items, vectors, strict=True)
+            ],
+        )
+
+
+async def texts_to_embed(
+    conn: Conn, domain: int, after_pk: int, limit: int
+) -> list[tuple[int, str]]:
+    """The next ``limit`` non-empty ``(pk, text)`` pairs of a domain with ``pk >
+    after_pk``."""
+    table, column = _TEXT_COLUMN[domain]
+    cursor = await conn.execute(
+        f"SELECT pk, {column} FROM {table} WHERE pk > %s AND {column} <> '' ORDER BY pk LIMIT %s",
+        (after_pk, limit),
+    )
+    return [(int(pk), dec(text)) for pk, text in await cursor.fetchall()]
+
+
+async def count_texts(conn: Conn) -> int:
+    """How many non-empty blocks and messages there are."""
+    cursor = await conn.execute(
+        "SELECT (SELECT count(*) FROM satchel_blocks WHERE value <> '') + "
+        "(SELECT count(*) FROM satchel_messages WHERE content <> '')"
+    )
+    row = await cursor.fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,390 @@
+"""SQL for :meth:`PostgresStore.search`: scope and filters, ranked full-text
+candidates, pgvector candidates, and hydration of the chosen hits.
+
+Full-text ranking. PostgreSQL has no BM25, so the store computes a BM25-shaped score
+itself: for each query term ``t``, ``idf(t) * ts_rank(fts, t)``, summed, where
+``ts_rank`` (length-normalised, label and description weighted 0.5 against the text)
+plays the part of BM25's saturated term frequency and ``idf(t) = ln(1 + (N - df + 0.5)
+/ (df + 0.5))`` is computed from the exact document frequency of ``t`` among the rows
+that pass the search's scope and filters (every such row containing ``t`` matches the
+OR query, so the count comes free with the ranking). ``N`` is the table's row
+estimate. The query is built from :func:`~satchel.memory._fts.query_terms` (plain word
+tokens) with ``plainto_tsquery`` per term, joined with ``||``: user text never reaches
+a tsquery parser as syntax.
+
+Cost cap. Ranking touches every matching row, so, as on SQLite, terms are kept rarest
+first while their document counts add up to at most :data:`BM25_BUDGET`; counts come
+from the planner's statistics for the ``fts`` column (``pg_stats.most_common_elems``,
+refreshed by autovacuum's ANALYZE), cached for a minute. Terms the statistics do not
+list are rarer than any they do. If even the rarest term is over budget the query
+becomes the AND of the three rarest. Tables under the budget skip all this.
+
+Vector candidates use the HNSW index on ``embedding::vector(dim)`` with pgvector's
+iterative scan, filtered in the same statement; when that yields fewer rows than asked
+(a very selective filter), an exact scan of the rows passing the filter follows, so a
+filtered vector search is never wrong, only slower.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, LiteralString, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from satchel.memory._fusion import Fusion
+from satchel.memory._models import SearchFilters, SearchHit, SearchMode
+from satchel.memory._search import SearchPlan, rank
+from satchel.memory.postgres._db import Conn
+from satchel.memory.postgres._rows import dec, enc, enc_all, utc
+
+__all__ = ["BLOCKS", "BM25_BUDGET", "MESSAGES", "SearchRequest", "TermStats", "run_search"]
+
+F32 = npt.NDArray[np.float32]
+
+BM25_BUDGET = 2_000
+"""About how many matching rows full-text ranking may touch per domain and query."""
+
+_MODEL_OK: LiteralString = (
+    "EXISTS (SELECT 1 FROM satchel_meta WHERE key = 'embedding_model' AND value = %(model)s)"
+)
+_WEIGHTS: LiteralString = "'{0.1, 0.2, 0.5, 1.0}'"
+
+
+@dataclass(kw_only=True, frozen=True)
+class _Spec:
+    key: int
+    table: LiteralString
+    alias: LiteralString
+
+
+BLOCKS = _Spec(key=0, table="satchel_blocks", alias="b")
+"""The archival-memory domain."""
+MESSAGES = _Spec(key=1, table="satchel_messages", alias="m")
+"""The conversations domain."""
+
+_Key = tuple[int, int]
+
+
+class _Params:
+    """Named query parameters with generated placeholder names."""
+
+    def __init__(self, **fixed: Any) -> None:
+        self.values: dict[str, Any] = dict(fixed)
+        self._n = 0
+
+    def add(self, value: Any) -> LiteralString:
+        name = f"p{self._n}"
+        self._n += 1
+        self.values[name] = value
+        return cast(LiteralString, f"%({name})s")
+
+
+def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> LiteralString:
+    """A ``WHERE`` clause for the searching agent's scope (``%(me)s``) and filters."""
+    a = spec.alias
+    clauses: list[LiteralString] = []
+    if spec is BLOCKS:
+        clauses.append("(b.agent = %(me)s OR b.shares ? %(me)s)")
+        clauses.append("b.kind = 'archival'")
+        if filters.labels:
+            parts: list[LiteralString] = []
+            bare = [label for label in filters.labels if "/" not in label]
+            if bare:
+                parts.append(f"b.label = ANY({params.add(enc_all(bare))})")
+            for label in filters.labels:
+                owner, slash, name = label.partition("/")
+                if slash:
+                    parts.append(
+                        f"(b.agent = {params.add(enc(owner))} AND b.label = {params.add(enc(name))})"
+                    )
+            clauses.append("(" + " OR ".join(parts) + ")")
+    else:
+        clauses.append("m.agent = %(me)s")
+        if filters.role is not None:
+            clauses.append(f"m.role = {params.add(filters.role)}")
+        if filters.conversation_id is not None:
+            clauses.append(f"m.conversation_id = {params.add(enc(filters.conversation_id))}")
+    if filters.start_time is not None:
+        clauses.append(f"{a}.created_at >= {params.add(utc(filters.start_time))}")
+    if filters.end_time is not None:
+        clauses.append(f"{a}.created_at <= {params.add(utc(filters.end_time))}")
+    if filters.tags:
+        operator: LiteralString = "@>" if filters.tags_match == "all" else "&&"
+        clauses.append(f"{a}.tags {operator} {params.add(enc_all(sorted(set(filters.tags))))}")
+    return " AND ".join(clauses)
+
+
+class TermStats:
+    """Estimated document frequencies of lexemes, from the planner's statistics.
+
+    Args:
+        ttl: Seconds a table's statistics are reused before being read again.
+    """
+
+    def __init__(self, ttl: float = 60.0) -> None:
+        self.ttl = ttl
+        self._tables: dict[str, tuple[float, float, dict[str, float], float]] = {}
+        self._lexemes: dict[str, str] = {}
+
+    async def _table(self, conn: Conn, table: str) -> tuple[float, dict[str, float], float]:
+        cached = self._tables.get(table)
+        if cached is not None and time.monotonic() - cached[0] < self.ttl:
+            return cached[1], cached[2], cached[3]
+        cursor = await conn.execute(
+            "SELECT c.reltuples, s.most_common_elems::text::text[], s.most_common_elem_freqs "
+            "FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+            "LEFT JOIN pg_stats AS s ON s.schemaname = n.nspname AND s.tablename = c.relname "
+            "AND s.attname = 'fts' WHERE c.oid = to_regclass(%s)",
+            (table,),
+        )
+        row = await cursor.fetchone()
+        rows, freqs, floor = 0.0, dict[str, float](), 0.0
+        if row is not None:
+            rows = max(0.0, float(row[0] or 0.0))
+            elems: list[str] = row[1] or []
+            values: list[float] = row[2] or []
+            freqs = dict(zip(elems, values[: len(elems)], strict=True))
+            floor = min(freqs.values(), default=0.0)
+        self._tables[table] = (time.monotonic(), rows, freqs, floor)
+        return rows, freqs, floor
+
+    async def _lexemes_of(self, conn: Conn, terms: Sequence[str]) -> list[str]:
+        missing = [term for term in terms if term not in self._lexemes]
+        if missing:
+            cursor = await conn.execute(
+                "SELECT t, coalesce((tsvector_to_array(to_tsvector('satchel_fts'::regconfig, "
+                "t)))[1], '') FROM unnest(%s::text[]) AS t",
+                (missing,),
+            )
+            if len(self._lexemes) > 50_000:
+                self._lexemes.clear()
+            for term, lexeme in await cursor.fetchall():
+                self._lexemes[str(term)] = str(lexeme)
+        return [self._lexemes.get(term, term) for term in terms]
+
+    async def choose(
+        self, conn: Conn, spec: _Spec, terms: list[str], budget: int = BM25_BUDGET
+    ) -> tuple[list[str], Literal["or", "and"]]:
+        """The terms to search for and how to combine them, keeping the rows ranked
+        near ``budget`` (see the module doc)."""
+        rows, freqs, floor = await self._table(conn, spec.table)
+        if rows <= budget or not freqs:
+            return terms, "or"
+        lexemes = await self._lexemes_of(conn, terms)
+        counts = sorted(
+            (freqs.get(lexeme, floor / 2) * rows, position)
+            for position, lexeme in enumerate(lexemes)
+        )
+        if counts[0][0] > budget:
+            return [terms[i] for _, i in counts[:3]], "and"
+        kept: list[str] = []
+        total = 0.0
+        for count, i in counts:
+            if kept and total + count > budget:
+                break
+            kept.append(terms[i])
+            total += count
+        return kept, "or"
+
+
+async def bm25_candidates(
+    conn: Conn,
+    spec: _Spec,
+    terms: list[str],
+    combine: Literal["or", "and"],
+    where: LiteralString,
+    params: _Params,
+    n: int,
+    *,
+    fill_in: bool,
+) -> dict[int, tuple[float, float | None]]:
+    """The top ``n`` rows by the BM25-shaped score, each with its cosine to
+    ``%(q)s`` when ``fill_in`` (``None`` if the row has no vector)."""
+    a, table = spec.alias, spec.table
+    queries: list[LiteralString] = []
+    for term in terms:
+        queries.append(f"plainto_tsquery('satchel_fts'::regconfig, {params.add(term)})")
+    joiner: LiteralString = " && " if combine == "and" else " || "
+    ranks = ", ".join(
+        cast(LiteralString, f"ts_rank({_WEIGHTS}, {a}.fts, {q}, 1) AS r{i}")
+        for i, q in enumerate(queries)
+    )
+    dfs = ", ".join(
+        cast(LiteralString, f"count(*) FILTER (WHERE r{i} > 0) AS df{i}")
+        for i in range(len(queries))
+    )
+    score = " + ".join(
+        cast(LiteralString, f"m.r{i} * ln(1.0 + (d.total - d.df{i} + 0.5) / (d.df{i} + 0.5))")
+        for i in range(len(queries))
+    )
+    cosine: LiteralString = (
+        f"CASE WHEN {_MODEL_OK} THEN 1 - ({a}.embedding <=> %(q)s) END" if fill_in else "NULL"
+    )
+    sql: LiteralString = (
+        f"WITH m AS MATERIALIZED (SELECT {a}.pk, {ranks} FROM {table} AS {a} "
+        f"WHERE {a}.fts @@ ({joiner.join(queries)}) AND {where}), "
+        f"d AS (SELECT greatest(count(*)::float8, (SELECT reltuples FROM pg_class "
+        f"WHERE oid = to_regclass('{table}'))::float8) AS total, {dfs} FROM m), "
+        f"top AS (SELECT m.pk, {score} AS s FROM m, d ORDER BY s DESC, m.pk LIMIT %(n)s) "
+        f"SELECT top.pk, top.s, {cosine} FROM top JOIN {table} AS {a} ON {a}.pk = top.pk"
+    )
+    params.values["n"] = n
+    cursor = await conn.execute(sql, params.values)
+    return {
+        int(pk): (float(s), None if c is None else float(c)) for pk, s, c in await cursor.fetchall()
+    }
+
+
+async def vector_candidates(
+    conn: Conn, spec: _Spec, dim: LiteralString, where: LiteralString, params: _Params, n: int
+) -> dict[int, float]:
+    """The ``n`` rows nearest to ``%(q)s`` that pass ``where``: HNSW first, then an
+    exact scan if the index scan found too few."""
+    a, table = spec.alias, spec.table
+    params.values["n"] = n
+    indexed: LiteralString = f"({a}.embedding::vector({dim}))"
+    base: LiteralString = (
+        f"FROM {table} AS {a} WHERE {where} AND {a}.embedding IS NOT NULL AND {_MODEL_OK}"
+    )
+    cursor = await conn.execute(
+        f"SELECT {a}.pk, 1 - ({indexed} <=> %(q)s) {base} ORDER BY {indexed} <=> %(q)s LIMIT %(n)s",
+        params.values,
+    )
+    found = {int(pk): float(s) for pk, s in await cursor.fetchall()}
+    if len(found) < n:
+        # The expression differs from the index's, so this is an exact, filtered scan.
+        cursor = await conn.execute(
+            f"SELECT {a}.pk, 1 - ({a}.embedding <=> %(q)s) AS s {base} ORDER BY s DESC LIMIT %(n)s",
+            params.values,
+        )
+        found = {int(pk): float(s) for pk, s in await cursor.fetchall()}
+    return found
+
+
+async def _hydrate(conn: Conn, agent: str, keys: list[_Key]) -> dict[_Key, dict[str, Any]]:
+    found: dict[_Key, dict[str, Any]] = {}
+    block_pks = [pk for domain, pk in keys if domain == BLOCKS.key]
+    message_pks = [pk for domain, pk in keys if domain == MESSAGES.key]
+    if block_pks:
+        cursor = await conn.execute(
+            "SELECT b.pk, b.id, b.label, b.agent, b.value, b.created_at, b.tags, b.metadata "
+            "FROM satchel_blocks AS b WHERE b.pk = ANY(%s)",
+            (block_pks,),
+        )
+        for pk, id_, label, owner, value, created, tags, metadata in await cursor.fetchall():
+            found[(BLOCKS.key, int(pk))] = {
+                "domain": "archival_memory",
+                "id": id_,
+                "label": label if owner == agent else f"{owner}/{label}",
+                "owner": owner,
+                "text": dec(value),
+                "created_at": utc(created),
+                "tags": tuple(dec(tag) for tag in tags),
+                "metadata": metadata,
+            }
+    if message_pks:
+        cursor = await conn.execute(
+            "SELECT m.pk, m.id, m.agent, m.content, m.created_at, m.role, m.conversation_id, "
+            "m.tags, m.metadata FROM satchel_messages AS m WHERE m.pk = ANY(%s)",
+            (message_pks,),
+        )
+        rows = await cursor.fetchall()
+        for pk, id_, owner, content, created, role, conversation, tags, metadata in rows:
+            found[(MESSAGES.key, int(pk))] = {
+                "domain": "conversations",
+                "id": id_,
+                "owner": owner,
+                "text": dec(content),
+                "created_at": utc(created),
+                "role": role,
+                "conversation_id": dec(conversation),
+                "tags": tuple(dec(tag) for tag in tags),
+                "metadata": metadata,
+            }
+    return found
+
+
+@dataclass(kw_only=True, frozen=True)
+class SearchRequest:
+    """Everything a search needs, prepared by the store.
+
+    Attributes:
+        agent: The searching agent.
+        terms: Sanitised query terms.
+        query_vector: The query's embedding, or ``None`` (no vector side).
+        model: The store's embedding model id (vectors are used only while the database
+            holds that model's vectors).
+        dim: The vector dimension, as SQL text.
+        plan: Which domains to search.
+        filters: The filters.
+        limit: Hits wanted.
+        mode: ``hybrid``, ``bm25`` or ``vector``.
+        fusion: How to fuse.
+    """
+
+    agent: str
+    terms: list[str]
+    query_vector: F32 | None
+    model: str | None
+    dim: LiteralString | None
+    plan: SearchPlan
+    filters: SearchFilters
+    limit: int
+    mode: SearchMode
+    fusion: Fusion
+
+
+async def run_search(conn: Conn, stats: TermStats, request: SearchRequest) -> list[SearchHit]:
+    """Run a search on one connection: candidates per domain, fusion, hydration."""
+    query = request.query_vector if request.mode != "bm25" else None
+    if request.dim is None:
+        query = None
+    lexical_on = request.mode != "vector" and bool(request.terms)
+    n = max(request.fusion.candidates, request.limit)
+    fill_in = query is not None and request.fusion.fill_in and request.mode == "hybrid"
+    bm25: dict[_Key, float] = {}
+    vector: dict[_Key, float] = {}
+    specs = [
+        spec
+        for spec, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages))
+        if on
+    ]
+    for spec in specs:
+        if lexical_on:
+            terms, combine = await stats.choose(conn, spec, request.terms)
+            params = _Params(me=request.agent, q=query, model=request.model)
+            where = filter_clause(spec, request.filters, params)
+            lexical = await bm25_candidates(
+                conn, spec, terms, combine, where, params, n, fill_in=fill_in
+            )
+            for pk, (score, cosine) in lexical.items():
+                bm25[(spec.key, pk)] = score
+                if cosine is not None:
+                    vector[(spec.key, pk)] = cosine
+        if query is not None and request.dim is not None:
+            params = _Params(me=request.agent, q=query, model=request.model)
+            where = filter_clause(spec, request.filters, params)
+            found = await vector_candidates(conn, spec, request.dim, where, params, n)
+            vector.update({(spec.key, pk): score for pk, score in found.items()})
+    ranked = rank(bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit)
+    rows = await _hydrate(conn, request.agent, [r.key for r in ranked])
+    hits: list[SearchHit] = []
+    for r in ranked:
+        fields = rows.get(r.key)
+        if fields is None:
+            continue  # deleted since it was a candidate
+        hits.append(
+            SearchHit(
+                **fields,
+                score=r.score,
+                bm25_rank=r.bm25_rank,
+                vector_rank=r.vector_rank,
+                bm25_score=r.bm25_score,
+                vector_score=r.vector_score,
+            )
+        )
+    return hits

@@ -1,0 +1,301 @@
+""":class:`MetaTools`: three tools in place of a whole catalog.
+
+The model sees ``discover_tools``, ``get_tool_schema`` and ``invoke_tool`` (plus a few
+pinned tools); the catalog's own schemas are loaded one at a time, when the model asks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Collection, Sequence
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from satchel._errors import SatchelUsageError
+from satchel.consent import PermissionBroker, gated_call
+from satchel.embed import Embedder, default_embedder
+from satchel.meta._catalog import CatalogEntry, CatalogIndex
+from satchel.meta._ranking import DEFAULT_RANKING, Ranking
+from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
+from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
+from satchel.schema import Dialect, tool_definition
+from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult
+from satchel.tools._arguments import ArgumentsError, decode_arguments
+from satchel.tools._base import result_from_exception
+
+__all__ = ["ENTRY_COLUMNS", "Discovery", "MetaTools"]
+
+ENTRY_COLUMNS: Final = ("name", "summary", "category", "actions", "is_write")
+"""The columns of each ``discover_tools`` row, in order."""
+_INVOKE_HINT: Final = (
+    "call invoke_tool again with the same tool_name and parameters plus this approval_id"
+)
+
+
+class Discovery(BaseModel):
+    """What :meth:`MetaTools.discover` found.
+
+    Attributes:
+        tools: The matching entries, best first (empty for the overview).
+        total: How many tools passed the filters (the whole catalog without filters).
+        ranked: True when a query ranked the tools (every tool passing the filters is
+            a candidate, so :attr:`total` counts candidates, not matches).
+        categories: For the overview (no query, no filter): tools per category.
+        actions: For the overview: tools per declared action.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tools: list[CatalogEntry]
+    total: int
+    ranked: bool = False
+    categories: dict[str, int] | None = None
+    actions: dict[str, int] | None = None
+
+    def for_model(self) -> dict[str, Any]:
+        """The compact form a model reads: one row per tool under ``columns``, or the
+        category counts."""
+        if self.categories is not None:
+            out: dict[str, Any] = {"tools": self.total, "categories": self.categories}
+            if self.actions:
+                out["actions"] = self.actions
+            out["next"] = "Call discover_tools with a query and/or categories."
+            return out
+        rows = [[e.name, e.summary, e.category, list(e.actions), e.is_write] for e in self.tools]
+        out = {"columns": list(ENTRY_COLUMNS), "tools": rows}
+        if not rows:
+            out["next"] = "Nothing matched; try other words or no filters."
+        elif not self.ranked and self.total > len(rows):
+            out["more"] = self.total - len(rows)
+        return out
+
+
+class _Pinned(WrapperTool):
+    """A pinned tool, its destructive calls gated like ``invoke_tool``'s."""
+
+    def __init__(self, inner: BaseTool, broker: PermissionBroker) -> None:
+        super().__init__(inner)
+        self.broker = broker
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await gated_call(
+            self.inner.spec, args, ctx, self.broker, self.inner.call, retry_hint=_INVOKE_HINT
+        )
+
+
+class MetaTools:
+    """Lazy loading for a large catalog: three meta-tools stand in for every tool.
+
+    ``discover_tools`` ranks the catalog by a query (hybrid BM25 + embeddings) and
+    filters it by category and action; ``get_tool_schema`` returns one tool's full
+    definition in the served dialect; ``invoke_tool`` validates and runs a tool, a
+    destructive call only with a human's approval through :attr:`broker`.
+
+    :attr:`registry` holds the three tools (and the pinned ones), so it can be served
+    anywhere a registry can: direct calls, provider schemas, MCP.
+
+    Args:
+        registry: The catalog. It is followed as it changes.
+        broker: Decides approvals of destructive calls; a new in-memory
+            :class:`~satchel.consent.PermissionBroker` when ``None`` (approve through
+            :attr:`broker` from Python).
+        embedder: ``"default"`` (the bundled MiniLM model), any
+            :class:`~satchel.embed.Embedder`, or ``None`` for BM25 only.
+        dialect: The dialect ``get_tool_schema`` answers in.
+        pinned: Names of catalog tools to show beside the meta-tools.
+        ranking: How queries rank tools.
+
+    Raises:
+        SatchelUsageError: A pinned name is not in the catalog or is a meta-tool's name.
+
+    Example:
+        >>> meta = MetaTools(big_registry, pinned=["search"])
+        >>> meta.registry.schemas("anthropic")      # 3 meta-tools + search
+        >>> await meta.registry.call("discover_tools", {"query": "open a pull request"})
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        broker: PermissionBroker | None = None,
+        embedder: Embedder | Literal["default"] | None = "default",
+        dialect: Dialect = "mcp",
+        pinned: Sequence[str] = (),
+        ranking: Ranking = DEFAULT_RANKING,
+    ) -> None:
+        self.source = registry
+        self.broker = broker if broker is not None else PermissionBroker()
+        self.dialect: Dialect = dialect
+        model = default_embedder() if embedder == "default" else embedder
+        self.index = CatalogIndex(registry, embedder=model, ranking=ranking)
+        meta_tools: list[BaseTool] = [DiscoverTools(self), GetToolSchema(self), InvokeTool(self)]
+        self.registry = ToolRegistry(meta_tools, context=registry.context)
+        self.pinned = tuple(dict.fromkeys(pinned))
+        for name in self.pinned:
+            if name in self.registry:
+                raise SatchelUsageError(f"Cannot pin {name!r}: it is a meta-tool's name.")
+            tool = registry.get(name)
+            if tool is None:
+                close = registry.suggest(name)
+                hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+                raise SatchelUsageError(f"Cannot pin {name!r}: no such tool.{hint}")
+            self.registry.register(_Pinned(tool, self.broker))
+        self._unsubscribe: Callable[[], None] | None = (
+            registry.subscribe(self._on_change) if self.pinned else None
+        )
+
+    def _on_change(self, event: RegistryEvent) -> None:
+        if event.name not in self.pinned:
+            return
+        tool = self.source.get(event.name)
+        if tool is None:
+            if event.name in self.registry:
+                self.registry.unregister(event.name)
+        else:
+            self.registry.register(_Pinned(tool, self.broker), replace=True)
+
+    def close(self) -> None:
+        """Stop following the catalog (idempotent)."""
+        self.index.close()
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+
+    async def prepare(self) -> None:
+        """Embed the whole catalog now (otherwise the first query does it)."""
+        await self.index.prepare()
+
+    # -- what the three tools do --------------------------------------------------
+
+    async def discover(
+        self,
+        query: str = "",
+        *,
+        categories: Collection[str] = (),
+        actions: Collection[str] = (),
+        limit: int = 5,
+    ) -> Discovery:
+        """Search the catalog, or (no query, no filter) count tools per category.
+
+        Raises:
+            SatchelUsageError: An unknown category or action.
+        """
+        if not query.strip() and not categories and not actions:
+            return Discovery(
+                tools=[],
+                total=len(self.index),
+                categories=self.index.categories(),
+                actions=self.index.actions(),
+            )
+        entries, total = await self.index.search(
+            query, categories=categories, actions=actions, limit=limit
+        )
+        return Discovery(tools=entries, total=total, ranked=bool(query.strip()))
+
+    def tool_schema(self, tool_name: str) -> dict[str, Any] | None:
+        """The full definition of a catalog tool in :attr:`dialect` (with its
+        ``usage_rule`` beside it when it has one), or ``None``."""
+        tool = self.source.get(tool_name)
+        if tool is None:
+            return None
+        spec = tool.spec
+        definition = tool_definition(
+            spec.name,
+            spec.description,
+            spec.input_schema,
+            self.dialect,
+            output_schema=spec.output_schema,
+            annotations=_hints(spec.annotations.model_dump(), spec.is_destructive(), spec.is_write),
+        )
+        if spec.usage_rule:
+            definition["usage_rule"] = spec.usage_rule
+        return definition
+
+    async def invoke(
+        self,
+        tool_name: str,
+        parameters: Any = None,
+        *,
+        approval_id: str | None = None,
+        ctx: ToolContext | None = None,
+    ) -> ToolResult:
+        """Validate and run a catalog tool; a destructive call needs an approval
+        (see :func:`~satchel.consent.gated_call`). Never raises for a model's error.
+
+        Args:
+            tool_name: The tool.
+            parameters: Its arguments (a dict, JSON text, or ``None``).
+            approval_id: The id of a human's approval, for a destructive call.
+            ctx: The caller's context (the catalog's default when ``None``).
+        """
+        tool = self.source.get(tool_name)
+        if tool is None:
+            return self.unknown_tool_result(tool_name, tool_name)
+        try:
+            args = decode_arguments(parameters)
+        except ArgumentsError as exc:
+            return ToolResult(tool_name, error=exc.error)
+        context = ctx or self.source.context
+        if approval_id:
+            context = dataclasses.replace(context, approval_id=approval_id)
+
+        async def run(arguments: dict[str, Any], run_ctx: ToolContext) -> ToolResult:
+            try:
+                return await tool.call(arguments, run_ctx)
+            except Exception as exc:  # a tool that broke its own contract
+                return result_from_exception(tool_name, exc)
+
+        return await gated_call(tool.spec, args, context, self.broker, run, retry_hint=_INVOKE_HINT)
+
+    # -- errors in words a model can act on -----------------------------------------
+
+    def unknown_tool_result(self, tool: str, name: str) -> ToolResult:
+        """``unknown_tool``, with the closest names."""
+        close = self.source.suggest(str(name))
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        return ToolResult(
+            tool,
+            error=ToolError(
+                "unknown_tool",
+                f"There is no tool called {name!r}.{hint} Use discover_tools to find one.",
+                {"suggestions": close},
+            ),
+        )
+
+    def unknown_filters_result(self, categories: list[str], actions: list[str]) -> ToolResult:
+        """``invalid_arguments`` naming the unknown filters and listing the valid ones."""
+        valid_c, valid_a = sorted(self.index.categories()), sorted(self.index.actions())
+        lines: list[str] = []
+        if categories:
+            lines.append(
+                f"Unknown categories {categories}; valid: {', '.join(valid_c) or '(none)'}."
+            )
+        if actions:
+            lines.append(f"Unknown actions {actions}; valid: {', '.join(valid_a) or '(none)'}.")
+        return ToolResult(
+            "discover_tools",
+            error=ToolError(
+                "invalid_arguments",
+                " ".join(lines),
+                {
+                    "unknown_categories": categories,
+                    "unknown_actions": actions,
+                    "valid_categories": valid_c,
+                    "valid_actions": valid_a,
+                },
+            ),
+        )
+
+
+def _hints(
+    base: dict[str, bool | None], destructive: bool, is_write: bool
+) -> dict[str, bool | None]:
+    """A tool's MCP-style hints, counting every operation of a multi-operation tool."""
+    hints = dict(base)
+    if destructive:
+        hints["destructive"] = True
+    if not is_write:
+        hints["read_only"] = True
+    return hints

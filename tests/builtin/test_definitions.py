@@ -1,0 +1,108 @@
+"""The built-in tools' definitions: names, fields and annotations are the public
+contract, and every schema passes every provider dialect's checker."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from satchel._errors import SatchelUsageError
+
+from satchel.builtin import memory_toolset
+from satchel.memory import SQLiteStore
+from satchel.registry import ToolRegistry
+from satchel.schema import DIALECTS, Dialect, check_definition
+
+
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolRegistry]:
+    store = SQLiteStore(tmp_path_factory.mktemp("defs") / "m.db", embedder=None)
+    yield memory_toolset(store)
+    anyio.run(store.close)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_every_builtin_definition_passes_the_dialect_checker(
+    tools: ToolRegistry, dialect: Dialect
+) -> None:
+    for definition in tools.schemas(dialect):
+        assert check_definition(definition, dialect) == [], definition
+
+
+def test_the_tools_and_their_operations_match_the_design_table(tools: ToolRegistry) -> None:
+    specs = {spec.name: spec for spec in tools.specs()}
+
+    assert list(specs) == ["context", "recall", "search", "send_message"]
+    fields = {name: (op.fields, op.required) for name, op in specs["context"].operations.items()}
+    assert fields == {
+        "append": (("label", "content"), ("label", "content")),
+        "replace": (("label", "old", "new"), ("label", "old", "new")),
+        "set": (("label", "value", "description"), ("label", "value")),
+        "archive": (("label",), ("label",)),
+        "load": (("label",), ("label",)),
+        "swap": (("archive_label", "load_label"), ("archive_label", "load_label")),
+        "list": ((), ()),
+    }
+    recall = {name: (op.fields, op.required) for name, op in specs["recall"].operations.items()}
+    assert recall == {
+        "insert": (("content", "label", "tags"), ("content",)),
+        "append": (("label", "content"), ("label", "content")),
+        "read": (("label",), ("label",)),
+        "delete": (("label",), ("label",)),
+    }
+    search = specs["search"].input_schema
+    assert list(search["properties"]) == ["domain", "query", "limit", "filters"]
+    assert search["properties"]["domain"]["enum"] == ["archival_memory", "conversations", "all"]
+    filters = search["properties"]["filters"]
+    filter_props = next(f for f in filters.get("anyOf", [filters]) if f.get("type") == "object")
+    assert list(filter_props["properties"]) == ["role", "start_time", "end_time", "tags", "labels"]
+    send = specs["send_message"].input_schema
+    assert list(send["properties"]) == ["target", "content", "metadata"]
+    types = [v["properties"]["type"]["const"] for v in send["properties"]["target"]["oneOf"]]
+    assert types == ["user", "agent", "group", "discord", "bluesky", "webhook"]
+
+
+def test_annotations_mark_reads_overwrites_and_deletes(tools: ToolRegistry) -> None:
+    specs = {spec.name: spec for spec in tools.specs()}
+    ops = specs["context"].operations
+    recall = specs["recall"].operations
+
+    assert ops["list"].annotations.read_only is True
+    assert ops["set"].annotations.destructive is True
+    assert ops["replace"].annotations.destructive is True
+    assert ops["append"].annotations.destructive is False
+    assert recall["delete"].annotations.destructive is True
+    assert recall["read"].annotations.read_only is True
+    assert specs["search"].annotations.read_only is True
+    assert specs["send_message"].annotations.open_world is True
+    assert specs["send_message"].usage_rule == "When send_message is called, the turn ends."
+
+
+def test_registering_twice_fails_loudly_unless_replacing(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "m.db", embedder=None)
+    try:
+        registry = memory_toolset(store)
+        with pytest.raises(SatchelUsageError, match="already registered"):
+            memory_toolset(store, registry=registry)
+        assert memory_toolset(store, registry=registry, replace=True) is registry
+        registry.unregister("send_message")
+        assert registry.names() == ["context", "recall", "search"]
+    finally:
+        anyio.run(store.close)
+
+
+def test_all_is_sorted_complete_and_documented() -> None:
+    module = importlib.import_module("satchel.builtin")
+    exported = list(module.__all__)
+    assert exported == sorted(exported)
+    public = {n for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)}
+    assert public <= set(exported), public - set(exported)
+    for name in exported:
+        obj = getattr(module, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert inspect.getdoc(obj), f"{name} has no docstring"

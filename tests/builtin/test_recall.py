@@ -1,0 +1,139 @@
+"""The ``recall`` tool: archival insert, append, read and delete."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from satchel.builtin import memory_toolset
+from satchel.memory import BlockKind, Permission, SQLiteStore
+from satchel.tools import ToolContext
+
+from .conftest import Kit
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_insert_without_a_label_names_the_entry_by_its_timestamp(kit: Kit) -> None:
+    out = await kit.ok("recall", {"operation": "insert", "content": "Sam's cat is Miso."})
+
+    label = out["entry"]["label"]
+    assert re.fullmatch(r"archival_\d{8}T\d{6}Z(_\d+)?", label)
+    block = await kit.store.get_block("ada", label)
+    assert (block.kind, block.value) == (BlockKind.ARCHIVAL, "Sam's cat is Miso.")
+
+
+async def test_inserts_in_the_same_second_get_distinct_labels(kit: Kit) -> None:
+    labels = [
+        (await kit.ok("recall", {"operation": "insert", "content": f"fact {i}"}))["entry"]["label"]
+        for i in range(3)
+    ]
+
+    assert len(set(labels)) == 3
+
+
+async def test_insert_with_a_label_and_tags_keeps_both(kit: Kit) -> None:
+    await kit.ok(
+        "recall",
+        {"operation": "insert", "content": "Paris trip", "label": "trip", "tags": ["travel", "2026"]},
+    )
+
+    block = await kit.store.get_block("ada", "trip")
+    assert block.tags == ("travel", "2026")
+    assert block.kind is BlockKind.ARCHIVAL
+
+
+async def test_insert_under_a_taken_label_suggests_what_to_do(kit: Kit) -> None:
+    await kit.store.create_block("ada", "trip", "x", kind=BlockKind.ARCHIVAL)
+
+    error = await kit.error("recall", {"operation": "insert", "content": "y", "label": "trip"})
+
+    assert error.kind == "retry"
+    assert "append" in error.message
+    assert (await kit.store.get_block("ada", "trip")).value == "x"
+
+
+async def test_append_extends_an_archival_entry(kit: Kit) -> None:
+    await kit.store.create_block("ada", "trip", "Day 1: Louvre.", kind=BlockKind.ARCHIVAL)
+
+    await kit.ok("recall", {"operation": "append", "label": "trip", "content": "Day 2: Orsay."})
+
+    assert (await kit.store.get_block("ada", "trip")).value == "Day 1: Louvre.\nDay 2: Orsay."
+
+
+async def test_append_to_a_core_block_points_to_the_context_tool(kit: Kit) -> None:
+    await kit.store.create_block("ada", "persona", "I am Ada.")
+
+    error = await kit.error("recall", {"operation": "append", "label": "persona", "content": "x"})
+
+    assert error.kind == "retry"
+    assert "context tool" in error.message
+    assert (await kit.store.get_block("ada", "persona")).value == "I am Ada."
+
+
+async def test_read_returns_the_full_text_and_metadata(kit: Kit) -> None:
+    text = "A long note. " * 50
+    await kit.store.create_block("ada", "note", text, kind=BlockKind.ARCHIVAL, tags=["x"])
+
+    out = await kit.ok("recall", {"operation": "read", "label": "note"})
+
+    assert out["entry"]["value"] == text
+    assert out["entry"]["tags"] == ["x"]
+    assert out["entry"]["chars"] == len(text)
+
+
+async def test_read_of_an_unknown_label_fails_naming_it(kit: Kit) -> None:
+    error = await kit.error("recall", {"operation": "read", "label": "ghost"})
+
+    assert error.kind == "failed"
+    assert "'ghost'" in error.message
+
+
+async def test_delete_removes_an_entry_the_agent_stored(kit: Kit) -> None:
+    out = await kit.ok("recall", {"operation": "insert", "content": "temp", "label": "temp"})
+    assert out["entry"]["permission"] == "admin"
+
+    deleted = await kit.ok("recall", {"operation": "delete", "label": "temp"})
+
+    assert deleted["entry"]["value"] == "temp"
+    assert (await kit.error("recall", {"operation": "read", "label": "temp"})).kind == "failed"
+
+
+async def test_delete_is_denied_below_admin_permission(kit: Kit) -> None:
+    await kit.store.create_block(
+        "ada", "kept", "x", kind=BlockKind.ARCHIVAL, permission=Permission.READ_WRITE
+    )
+
+    error = await kit.error("recall", {"operation": "delete", "label": "kept"})
+
+    assert error.kind == "denied"
+    assert (await kit.store.get_block("ada", "kept")).value == "x"
+
+
+async def test_delete_never_touches_a_block_in_context(kit: Kit) -> None:
+    await kit.store.create_block("ada", "persona", "I am Ada.", permission=Permission.ADMIN)
+
+    error = await kit.error("recall", {"operation": "delete", "label": "persona"})
+
+    assert error.kind == "retry"
+    assert (await kit.store.get_block("ada", "persona")).value == "I am Ada."
+
+
+async def test_a_toolset_can_make_archival_entries_undeletable(tmp_path: Path) -> None:
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        tools = memory_toolset(store, archival_permission=Permission.READ_WRITE)
+        ctx = ToolContext(agent="ada")
+        await tools.call("recall", {"operation": "insert", "content": "x", "label": "k"}, ctx)
+
+        result = await tools.call("recall", {"operation": "delete", "label": "k"}, ctx)
+
+        assert result.error is not None and result.error.kind == "denied"
+
+
+async def test_an_empty_tag_is_a_retry(kit: Kit) -> None:
+    error = await kit.error("recall", {"operation": "insert", "content": "x", "tags": [""]})
+
+    assert error.kind == "retry"
+    assert "tags" in error.message

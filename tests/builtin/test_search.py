@@ -1,0 +1,155 @@
+"""The ``search`` tool on a real store with the real MiniLM embedder (a few texts)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from satchel.embed import MiniLMEmbedder
+from satchel.memory import BlockKind
+
+from .conftest import Kit, make_kit
+
+pytestmark = pytest.mark.anyio
+
+NOW = datetime.now(UTC)
+
+
+@pytest.fixture
+async def searchable(tmp_path: Path, minilm: MiniLMEmbedder) -> AsyncIterator[Kit]:
+    kit = await make_kit(tmp_path / "search.db", embedder=minilm)
+    store = kit.store
+    await store.create_block(
+        "ada", "pets", "Sam has a grey cat called Miso.", kind=BlockKind.ARCHIVAL, tags=["family"]
+    )
+    await store.create_block(
+        "ada", "work", "Sam works as a nurse at the city hospital.", kind=BlockKind.ARCHIVAL
+    )
+    await store.create_block("ada", "persona", "I am Ada, a helpful assistant.")
+    await store.add_message(
+        "ada", "user", "My sister visits next week.", created_at=NOW - timedelta(days=3)
+    )
+    await store.add_message("ada", "assistant", "I will remind you about your sister's visit.")
+    await store.add_message(
+        "ada", "user", "I adopted a kitten in 2024.", created_at=datetime(2024, 6, 1, tzinfo=UTC)
+    )
+    await store.create_block("bob", "secret", "Bob's cat is named Shadow.", kind=BlockKind.ARCHIVAL)
+    yield kit
+    await store.close()
+
+
+async def test_a_search_by_meaning_returns_labels_and_full_text(searchable: Kit) -> None:
+    out = await searchable.ok(
+        "search", {"domain": "archival_memory", "query": "What pet does Sam own?"}
+    )
+
+    top = out["results"][0]
+    assert top["label"] == "pets"
+    assert top["text"] == "Sam has a grey cat called Miso."
+    assert top["domain"] == "archival_memory"
+    assert all(r["label"] != "persona" for r in out["results"])  # core is not archival
+
+
+async def test_the_conversation_domain_returns_messages_with_role_and_time(searchable: Kit) -> None:
+    out = await searchable.ok("search", {"domain": "conversations", "query": "sister visit"})
+
+    assert out["results"]
+    assert all(r["domain"] == "conversations" and r["label"] is None for r in out["results"])
+    assert {r["role"] for r in out["results"]} <= {"user", "assistant"}
+
+
+async def test_the_role_filter_keeps_only_that_role(searchable: Kit) -> None:
+    out = await searchable.ok(
+        "search", {"domain": "all", "query": "sister", "filters": {"role": "assistant"}}
+    )
+
+    assert [r["text"] for r in out["results"]] == ["I will remind you about your sister's visit."]
+
+
+async def test_tag_and_label_filters_narrow_archival_hits(searchable: Kit) -> None:
+    tagged = await searchable.ok(
+        "search", {"domain": "all", "query": "Sam", "filters": {"tags": ["family"]}}
+    )
+    labelled = await searchable.ok(
+        "search", {"domain": "archival_memory", "query": "Sam", "filters": {"labels": ["work"]}}
+    )
+
+    assert [r["label"] for r in tagged["results"]] == ["pets"]
+    assert [r["label"] for r in labelled["results"]] == ["work"]
+
+
+async def test_human_dates_filter_by_time(searchable: Kit) -> None:
+    old = await searchable.ok(
+        "search",
+        {"domain": "conversations", "query": "kitten", "filters": {"end_time": "2024-12-31"}},
+    )
+    recent = await searchable.ok(
+        "search",
+        {"domain": "conversations", "query": "sister", "filters": {"start_time": "yesterday"}},
+    )
+    week = await searchable.ok(
+        "search",
+        {
+            "domain": "conversations",
+            "query": "sister",
+            "filters": {"start_time": "5 days ago", "end_time": "today"},
+        },
+    )
+
+    assert [r["text"] for r in old["results"]] == ["I adopted a kitten in 2024."]
+    assert [r["text"] for r in recent["results"]] == ["I will remind you about your sister's visit."]
+    assert len(week["results"]) == 2
+
+
+async def test_an_unreadable_date_gets_a_clear_retry(searchable: Kit) -> None:
+    error = await searchable.error(
+        "search", {"domain": "all", "query": "x", "filters": {"start_time": "the blue moon"}}
+    )
+
+    assert error.kind == "retry"
+    assert "start_time" in error.message and "2026-11-01" in error.message
+
+
+async def test_a_start_after_the_end_is_a_retry(searchable: Kit) -> None:
+    error = await searchable.error(
+        "search",
+        {"domain": "all", "query": "x", "filters": {"start_time": "2026-02-01", "end_time": "2026-01-01"}},
+    )
+
+    assert error.kind == "retry"
+    assert "after end_time" in error.message
+
+
+@pytest.mark.parametrize("limit", [0, 101])
+async def test_a_limit_outside_1_to_100_is_invalid(searchable: Kit, limit: int) -> None:
+    error = await searchable.error("search", {"domain": "all", "query": "cat", "limit": limit})
+
+    assert error.kind == "invalid_arguments"
+    assert "limit" in error.message
+
+
+async def test_the_limit_caps_the_results(searchable: Kit) -> None:
+    out = await searchable.ok("search", {"domain": "all", "query": "Sam cat sister", "limit": 1})
+
+    assert len(out["results"]) == 1
+
+
+async def test_search_never_shows_another_agents_unshared_memory(searchable: Kit) -> None:
+    out = await searchable.ok("search", {"domain": "all", "query": "cat named Shadow", "limit": 100})
+
+    assert all("Shadow" not in r["text"] for r in out["results"])
+
+
+async def test_search_syntax_in_a_query_is_plain_text(searchable: Kit) -> None:
+    out = await searchable.ok("search", {"domain": "all", "query": 'cat" AND (NEAR/2 * -"'})
+
+    assert "results" in out
+
+
+async def test_an_unknown_domain_is_invalid(searchable: Kit) -> None:
+    error = await searchable.error("search", {"domain": "everything", "query": "cat"})
+
+    assert error.kind == "invalid_arguments"

@@ -1,0 +1,103 @@
+"""``satchel serve``'s arguments: one clear line and exit code 2 for a bad one."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from satchel.cli import app
+from satchel.cli._serve import (
+    MountSpec,
+    ServeOptions,
+    build_catalog,
+    parse_http,
+    parse_mount,
+    served_registry,
+)
+
+runner = CliRunner()
+
+
+def run(*args: str) -> Result:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def assert_usage_error(result: Result, *words: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    for word in words:
+        assert word in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--http", "localhost:http"], ["--http", "HOST:PORT"]),
+        (["--http", "127.0.0.1:70000"], ["--http"]),
+        (["--mount", "nothing-to-run"], ["--mount", "PREFIX=COMMAND"]),
+        (["--mount", "x="], ["--mount"]),
+        (["--mount", "x=cmd 'unclosed"], ["--mount"]),
+        (["--pin", "add"], ["--pin", "--lazy"]),
+        (["--tools", "no_such_module_here:registry"], ["--tools", "no_such_module_here"]),
+        (["--log-level", "loud"], ["--log-level"]),
+        (["--agent", " "], ["--agent"]),
+    ],
+)
+def test_a_bad_serve_argument_is_one_line_and_exit_code_2(
+    args: list[str], words: list[str]
+) -> None:
+    assert_usage_error(run("serve", *args), *words)
+
+
+def test_two_registries_defining_the_same_tool_are_refused() -> None:
+    result = run(
+        "serve",
+        "--tools",
+        "satchel.examples:registry",
+        "--tools",
+        "satchel.examples:build_registry",
+    )
+    assert_usage_error(result, "'add'", "defined by both")
+
+
+def test_lazy_without_the_meta_tools_says_so() -> None:
+    if importlib.util.find_spec("satchel.meta") is not None:
+        pytest.skip("satchel.meta exists in this build")
+    result = run("serve", "--tools", "satchel.examples:registry", "--lazy")
+    assert_usage_error(result, "--lazy", "satchel.meta")
+
+
+def test_pinning_a_tool_the_catalog_lacks_is_refused() -> None:
+    result = run("serve", "--tools", "satchel.examples:registry", "--lazy", "--pin", "nope")
+    assert_usage_error(result, "--pin", "'nope'", "word_count")
+
+
+def test_http_addresses_and_mounts_parse() -> None:
+    assert parse_http("127.0.0.1:8765") == ("127.0.0.1", 8765)
+    assert parse_http("[::1]:0") == ("::1", 0)
+    assert parse_http("9000") == ("127.0.0.1", 9000)
+    assert parse_mount("git=uvx mcp-server-git --repo 'my repo'") == MountSpec(
+        prefix="git", command="uvx", args=("mcp-server-git", "--repo", "my repo")
+    )
+    assert parse_mount("docs=https://example.com/mcp") == MountSpec(
+        prefix="docs", url="https://example.com/mcp"
+    )
+
+
+def test_one_tools_registry_is_served_as_it_is_and_several_are_merged() -> None:
+    from satchel.examples import registry
+
+    single = build_catalog(ServeOptions(tools=("satchel.examples:registry",)))
+    assert single is registry
+    assert served_registry(single, ServeOptions()) is single
+
+    merged = build_catalog(
+        ServeOptions(
+            tools=("satchel.examples:registry", "tests/mcp/servers/extra_tools.py:registry")
+        )
+    )
+    assert merged.names() == ["word_count", "add", "notes", "echo", "shout"]

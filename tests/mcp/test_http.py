@@ -1,0 +1,162 @@
+"""``satchel serve --http`` as a real process on a loopback port: SDK clients, the bearer
+token, and hostile requests."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from .conftest import EXAMPLES, STARTUP, http_server, http_transport
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "correct horse battery staple"
+MODERN = "2026-07-28"
+
+
+def _modern_call(name: str, arguments: dict[str, Any]) -> tuple[dict[str, str], bytes]:
+    """A complete 2026-07-28 ``tools/call`` as one raw HTTP request."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+    }
+    return headers, json.dumps(body).encode()
+
+
+async def test_two_clients_at_once_both_land_every_write() -> None:
+    with anyio.fail_after(STARTUP + 30):
+        async with http_server("--tools", EXAMPLES, "--token", TOKEN) as url:
+
+            async def writer(mode: str, who: str) -> None:
+                async with Client(http_transport(url, TOKEN), mode=mode) as client:
+                    for i in range(10):
+                        result = await client.call_tool(
+                            "notes",
+                            {"operation": "write", "title": f"{who}-{i}", "content": f"{who} {i}"},
+                        )
+                        assert result.is_error is False
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(writer, "legacy", "ann")
+                tg.start_soon(writer, "auto", "bob")
+
+            async with Client(http_transport(url, TOKEN)) as reader:
+                found = [
+                    await reader.call_tool("notes", {"operation": "read", "title": f"{who}-{i}"})
+                    for who in ("ann", "bob")
+                    for i in range(10)
+                ]
+
+    assert [r.structured_content["content"] for r in found if r.structured_content] == [
+        f"{who} {i}" for who in ("ann", "bob") for i in range(10)
+    ]
+
+
+async def test_a_missing_or_wrong_token_gets_401_and_nothing_runs() -> None:
+    headers, write = _modern_call(
+        "notes", {"operation": "write", "title": "secret", "content": "leaked"}
+    )
+    _, read = _modern_call("notes", {"operation": "read", "title": "secret"})
+    with anyio.fail_after(STARTUP + 30):
+        async with http_server("--tools", EXAMPLES, env={"SATCHEL_TOKEN": TOKEN}) as url:
+            async with httpx.AsyncClient(timeout=30) as http:
+                missing = await http.post(url, headers=headers, content=write)
+                wrong = await http.post(
+                    url, headers={**headers, "Authorization": "Bearer guess"}, content=write
+                )
+                basic = await http.post(
+                    url, headers={**headers, "Authorization": f"Basic {TOKEN}"}, content=write
+                )
+                after = await http.post(
+                    url, headers={**headers, "Authorization": f"Bearer {TOKEN}"}, content=read
+                )
+            async with Client(http_transport(url, TOKEN)) as client:
+                tools = await client.list_tools()
+
+    for refused in (missing, wrong, basic):
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"].startswith("Bearer")
+    assert after.status_code == 200
+    assert after.json()["result"]["isError"] is True  # the refused write never ran
+    assert "no note titled 'secret'" in after.json()["result"]["content"][0]["text"]
+    assert len(tools.tools) == 4
+
+
+async def test_a_client_without_the_token_cannot_connect() -> None:
+    with anyio.fail_after(STARTUP + 30):
+        async with http_server("--tools", EXAMPLES, "--token", TOKEN) as url:
+            with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's own error
+                async with Client(http_transport(url, "not the token"), mode="legacy"):
+                    pass
+
+
+async def test_bad_http_bodies_get_errors_and_the_server_keeps_serving() -> None:
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    headers, _ = _modern_call("add", {})
+    with anyio.fail_after(STARTUP + 30):
+        async with http_server("--tools", EXAMPLES) as url:
+            async with httpx.AsyncClient(timeout=30) as http:
+                not_json = await http.post(url, headers=base, content=b"{not json")
+                modern_not_json = await http.post(url, headers=headers, content=b"{not json")
+                not_rpc = await http.post(url, headers=base, content=b'{"hello": "world"}')
+                _, wrong_params = _modern_call("add", {})
+                wrong_params = wrong_params.replace(b'"arguments": {}', b'"arguments": "1 + 2"')
+                bad_params = await http.post(url, headers=headers, content=wrong_params)
+                unknown = await http.post(
+                    url,
+                    headers={**headers, "Mcp-Method": "tools/frobnicate"},
+                    content=wrong_params.replace(b'"tools/call"', b'"tools/frobnicate"'),
+                )
+            too_large = await _declared_body(url, 64 * 1024 * 1024)
+            async with Client(http_transport(url)) as client:
+                fine = await client.call_tool("add", {"a": 1, "b": 1})
+
+    assert not_json.status_code == 400
+    assert not_json.json()["error"]["code"] == -32700
+    assert modern_not_json.json()["error"]["code"] == -32700
+    assert not_rpc.status_code == 400
+    assert bad_params.json()["error"]["code"] == -32602
+    assert unknown.json()["error"]["code"] in (-32601, -32602)
+    assert too_large.startswith(b"HTTP/1.1 413")
+    assert isinstance(fine.content[0], types.TextContent)
+    assert fine.structured_content == {"result": 2}
+
+
+async def _declared_body(url: str, size: int) -> bytes:
+    """POST a request that declares ``size`` bytes of body, and return the reply's start
+    (the server must refuse it from the header alone)."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None
+    assert parts.port is not None
+    async with await anyio.connect_tcp(parts.hostname, parts.port) as stream:
+        await stream.send(
+            (
+                f"POST {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                f"Content-Length: {size}\r\n\r\n"
+            ).encode()
+        )
+        return await stream.receive()
