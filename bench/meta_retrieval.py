@@ -8,7 +8,7 @@ baseline.
 
 ``--sweep`` also tunes the fusion: every method (z-score, min-max, RRF with several k,
 convex) over a grid of signal weights, chosen on a fixed random half of the queries
-(seed 0) and reported on the other half, which is how :data:`DEFAULT_RANKING` was picked.
+(seed 0) and reported on the other half, which is how the default :class:`Ranking` was picked.
 
 Run:  uv run python bench/meta_retrieval.py [--sweep]
 """
@@ -28,7 +28,7 @@ import numpy.typing as npt
 from meta_common import CachingEmbedder, data_dir, load_metatool
 
 from satchel import ToolRegistry
-from satchel.meta import DEFAULT_RANKING, MetaTools, Ranking
+from satchel.meta import MetaTools, Ranking
 from satchel.meta._text import split_identifier
 
 Matrix = npt.NDArray[np.float32]
@@ -161,7 +161,7 @@ async def main() -> None:
     rankings = {
         "BM25 only": Ranking(mode="bm25"),
         "embedding only": Ranking(mode="embedding"),
-        "shipped (hybrid)": DEFAULT_RANKING,
+        "shipped (hybrid)": Ranking(),
     }
     print(f"\n## {len(queries)} queries through discover_tools (limit=5)")
     head = f"{'ranking':<18} {'recall@1':>9} {'recall@5':>9} {'vs BM25 @1':>11} {'@5':>6}"
@@ -175,7 +175,7 @@ async def main() -> None:
         base = base or (r1, r5)
         ratios = f"{r1 / base[0]:>10.2f}x {r5 / base[1]:>5.2f}x"
         print(f"   {label:<18} {r1:>9.3f} {r5:>9.3f} {ratios} {ms:>8.2f}")
-    print(f"   shipped ranking: {DEFAULT_RANKING!r}")
+    print(f"   shipped ranking: {Ranking()!r}")
     if args.sweep and meta is not None:
         sweep(meta, embedder, queries, gold)
 

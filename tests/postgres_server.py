@@ -8,11 +8,10 @@ data directory is a fresh temporary folder, the server listens on a free port of
 refuses to run as root, so under root the server runs as the ``nobody`` account (no
 user is created). Every command has a timeout.
 
-Fixtures:
-
-* ``postgres_server`` (session): the one server of the session, stopped and deleted
-  at the end. If it cannot start, tests that need it are skipped with the reason, except
-  under CI (``CI=true``), where that is an error: CI must run them.
+* :func:`running_server` wraps one for a session fixture (``postgres_server`` in
+  ``tests/memory/conftest.py``), stopped and deleted at the end. If it cannot start,
+  tests that need it are skipped with the reason, except under CI (``CI=true``), where
+  that is an error: CI must run them.
 * :meth:`PostgresServer.create_database` makes a database, optionally from a template
   (``STRATEGY FILE_COPY``, about 15 ms), which is how suites get a fresh, migrated
   database per test.
@@ -31,13 +30,14 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-__all__ = ["PostgresServer", "ServerUnavailable", "postgres_server"]
+__all__ = ["PostgresServer", "ServerUnavailable", "running_server"]
 
 _START_TIMEOUT = 60
 _SETTINGS = (
@@ -103,8 +103,7 @@ class PostgresServer:
             output = getattr(exc, "stderr", b"") or b""
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
             raise ServerUnavailable(
-                f"{Path(str(args[0])).name} failed: {exc}\n{output.decode(errors='replace')}"
-                f"\n{log}"
+                f"{Path(str(args[0])).name} failed: {exc}\n{output.decode(errors='replace')}\n{log}"
             ) from exc
 
     def start(self) -> PostgresServer:
@@ -171,15 +170,24 @@ class PostgresServer:
             if self._admin is not None:
                 self._admin.close()
             if (self.data / "postmaster.pid").exists():
-                self._run(self.bin / "pg_ctl", "-D", self.data, "-w", "-t", "30", "-m", "fast", "stop")
+                self._run(
+                    self.bin / "pg_ctl", "-D", self.data, "-w", "-t", "30", "-m", "fast", "stop"
+                )
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """The session's PostgreSQL server (skipped with the reason if it cannot start;
-    an error under CI)."""
+@contextmanager
+def running_server() -> Iterator[PostgresServer]:
+    """A started server, stopped and deleted on exit; for a session fixture::
+
+        @pytest.fixture(scope="session")
+        def postgres_server() -> Iterator[PostgresServer]:
+            with running_server() as server:
+                yield server
+
+    Skips the test (with the reason) if the server cannot start, except under CI
+    (``CI=true``), where that is an error."""
     server: PostgresServer | None = None
     try:
         server = PostgresServer()

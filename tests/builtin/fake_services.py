@@ -63,9 +63,7 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             return
 
-        def _reply(
-            self, status: int, body: Any, headers: dict[str, str] | None = None
-        ) -> None:
+        def _reply(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
             data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
             self.send_response(status)
             content_type = "text/plain" if isinstance(body, str) else "application/json"
@@ -147,7 +145,9 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                     {"message": "Invalid Form Body", "code": 50035, "errors": {"content": {}}},
                 )
                 return
-            self._reply(200, {"id": "1100000000000000001", "channel_id": channel, "content": content})
+            self._reply(
+                200, {"id": "1100000000000000001", "channel_id": channel, "content": content}
+            )
 
         # --- Bluesky ---------------------------------------------------------------
 
@@ -156,7 +156,10 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
             if (body.get("identifier"), body.get("password")) != (BSKY_IDENTIFIER, BSKY_PASSWORD):
                 self._reply(
                     401,
-                    {"error": "AuthenticationRequired", "message": "Invalid identifier or password"},
+                    {
+                        "error": "AuthenticationRequired",
+                        "message": "Invalid identifier or password",
+                    },
                 )
                 return
             with state.lock:
@@ -237,7 +240,9 @@ def _post_problem(body: dict[str, Any], record: dict[str, Any]) -> str | None:
         return "Invalid $type"
     text = record.get("text")
     if not isinstance(text, str) or len(regex.findall(r"\X", text)) > 300:
-        return "Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes"
+        return (
+            "Invalid app.bsky.feed.post record: Record/text must not be longer than 300 graphemes"
+        )
     created = record.get("createdAt")
     if not isinstance(created, str) or not created.endswith("Z"):
         return "Invalid app.bsky.feed.post record: Record/createdAt must be a valid datetime"

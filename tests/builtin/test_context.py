@@ -15,7 +15,8 @@ pytestmark = pytest.mark.anyio
 
 async def test_set_creates_a_working_block_and_reports_no_previous_value(kit: Kit) -> None:
     out = await kit.ok(
-        "context", {"operation": "set", "label": "human", "value": "Name: Sam", "description": "the user"}
+        "context",
+        {"operation": "set", "label": "human", "value": "Name: Sam", "description": "the user"},
     )
 
     assert out["previous_value"] is None
@@ -39,7 +40,9 @@ async def test_set_overwrites_and_returns_the_previous_value(kit: Kit) -> None:
 async def test_append_adds_a_line_at_the_end(kit: Kit) -> None:
     await kit.store.create_block("ada", "human", "Name: Sam")
 
-    out = await kit.ok("context", {"operation": "append", "label": "human", "content": "Likes tea."})
+    out = await kit.ok(
+        "context", {"operation": "append", "label": "human", "content": "Likes tea."}
+    )
 
     assert (await kit.store.get_block("ada", "human")).value == "Name: Sam\nLikes tea."
     assert out["block"]["chars"] == len("Name: Sam\nLikes tea.")
@@ -48,7 +51,9 @@ async def test_append_adds_a_line_at_the_end(kit: Kit) -> None:
 async def test_replace_swaps_the_one_matching_passage(kit: Kit) -> None:
     await kit.store.create_block("ada", "human", "Likes tea. Lives in Oslo.")
 
-    await kit.ok("context", {"operation": "replace", "label": "human", "old": "tea", "new": "coffee"})
+    await kit.ok(
+        "context", {"operation": "replace", "label": "human", "old": "tea", "new": "coffee"}
+    )
 
     assert (await kit.store.get_block("ada", "human")).value == "Likes coffee. Lives in Oslo."
 
@@ -69,7 +74,9 @@ async def test_replace_with_no_match_says_it_matched_zero_times(kit: Kit) -> Non
 async def test_replace_matching_twice_says_how_many_times(kit: Kit) -> None:
     await kit.store.create_block("ada", "human", "tea at noon, tea at five")
 
-    error = await kit.error("context", {"operation": "replace", "label": "human", "old": "tea", "new": "x"})
+    error = await kit.error(
+        "context", {"operation": "replace", "label": "human", "old": "tea", "new": "x"}
+    )
 
     assert error.kind == "retry"
     assert "occurs 2 times" in error.message
@@ -97,8 +104,10 @@ async def test_a_write_past_the_char_limit_gives_the_numbers_and_a_hint(kit: Kit
     )
 
     assert error.kind == "failed"
-    assert "21" in error.message and "15" in error.message
-    assert "ummarise" in error.message and "archive" in error.message
+    assert "21" in error.message
+    assert "15" in error.message
+    assert "ummarise" in error.message
+    assert "archive" in error.message
     assert error.details["char_limit"] == 15
     assert (await kit.store.get_block("ada", "human")).value == "0123456789"
 
@@ -108,7 +117,8 @@ async def test_set_past_the_char_limit_is_refused_and_keeps_the_value(kit: Kit) 
 
     error = await kit.error("context", {"operation": "set", "label": "human", "value": "x" * 11})
 
-    assert "11" in error.message and "10" in error.message
+    assert "11" in error.message
+    assert "10" in error.message
     assert (await kit.store.get_block("ada", "human")).value == "short"
 
 
@@ -158,7 +168,8 @@ async def test_consent_given_lets_the_write_through_and_consent_refused_denies_i
             )
             assert result.ok is answer
             if not answer:
-                assert result.error is not None and result.error.kind == "denied"
+                assert result.error is not None
+                assert result.error.kind == "denied"
             assert [r.label for r in consent.asked] == ["human"]
             assert consent.asked[0].operation == "append"
             assert (await kit.store.get_block("ada", "human")).value == expected
@@ -187,8 +198,10 @@ async def test_archiving_an_archived_block_or_loading_a_loaded_one_explains_why_
     archive = await kit.error("context", {"operation": "archive", "label": "old"})
     load = await kit.error("context", {"operation": "load", "label": "persona"})
 
-    assert archive.kind == "retry" and "already in archival" in archive.message
-    assert load.kind == "retry" and "already in context" in load.message
+    assert archive.kind == "retry"
+    assert "already in archival" in archive.message
+    assert load.kind == "retry"
+    assert "already in context" in load.message
 
 
 async def test_swap_archives_one_block_and_loads_another(kit: Kit) -> None:
@@ -268,7 +281,9 @@ async def test_an_invalid_label_is_a_retry_not_an_internal_error(kit: Kit) -> No
 async def test_each_agent_sees_only_its_own_blocks(kit: Kit) -> None:
     await kit.ok("context", {"operation": "set", "label": "persona", "value": "I am Ada."})
 
-    error = await kit.error("context", {"operation": "append", "label": "persona", "content": "x"}, agent="bob")
+    error = await kit.error(
+        "context", {"operation": "append", "label": "persona", "content": "x"}, agent="bob"
+    )
     out = await kit.ok("context", {"operation": "list"}, agent="bob")
 
     assert error.kind == "failed"

@@ -12,7 +12,6 @@ import anyio
 import pytest
 
 from satchel._errors import SatchelUsageError
-
 from satchel.builtin import memory_toolset
 from satchel.memory import SQLiteStore
 from satchel.registry import ToolRegistry
@@ -100,7 +99,9 @@ def test_all_is_sorted_complete_and_documented() -> None:
     module = importlib.import_module("satchel.builtin")
     exported = list(module.__all__)
     assert exported == sorted(exported)
-    public = {n for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)}
+    public = {
+        n for n, v in vars(module).items() if not n.startswith("_") and not inspect.ismodule(v)
+    }
     assert public <= set(exported), public - set(exported)
     for name in exported:
         obj = getattr(module, name)

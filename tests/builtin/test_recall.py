@@ -37,7 +37,12 @@ async def test_inserts_in_the_same_second_get_distinct_labels(kit: Kit) -> None:
 async def test_insert_with_a_label_and_tags_keeps_both(kit: Kit) -> None:
     await kit.ok(
         "recall",
-        {"operation": "insert", "content": "Paris trip", "label": "trip", "tags": ["travel", "2026"]},
+        {
+            "operation": "insert",
+            "content": "Paris trip",
+            "label": "trip",
+            "tags": ["travel", "2026"],
+        },
     )
 
     block = await kit.store.get_block("ada", "trip")
@@ -129,7 +134,8 @@ async def test_a_toolset_can_make_archival_entries_undeletable(tmp_path: Path) -
 
         result = await tools.call("recall", {"operation": "delete", "label": "k"}, ctx)
 
-        assert result.error is not None and result.error.kind == "denied"
+        assert result.error is not None
+        assert result.error.kind == "denied"
 
 
 async def test_an_empty_tag_is_a_retry(kit: Kit) -> None:

@@ -31,7 +31,8 @@ async def test_the_context_shows_core_then_working_blocks_with_their_facts(kit: 
     assert "<description>Who I am</description>" in core
     assert "<value>\nI am Ada.\n</value>" in core
     assert 'label="bob/team" chars="13" permission="append" shared_from="bob"' in core
-    assert 'label="task"' in working and "Fix the roof." in working
+    assert 'label="task"' in working
+    assert "Fix the roof." in working
     assert "private archival text" not in text
     assert text.index("<core_memory>") < text.index("<working_memory>") < text.index("<tool_rules>")
     assert "- send_message: When send_message is called, the turn ends." in text

@@ -100,7 +100,9 @@ async def test_human_dates_filter_by_time(searchable: Kit) -> None:
     )
 
     assert [r["text"] for r in old["results"]] == ["I adopted a kitten in 2024."]
-    assert [r["text"] for r in recent["results"]] == ["I will remind you about your sister's visit."]
+    assert [r["text"] for r in recent["results"]] == [
+        "I will remind you about your sister's visit."
+    ]
     assert len(week["results"]) == 2
 
 
@@ -110,13 +112,18 @@ async def test_an_unreadable_date_gets_a_clear_retry(searchable: Kit) -> None:
     )
 
     assert error.kind == "retry"
-    assert "start_time" in error.message and "2026-11-01" in error.message
+    assert "start_time" in error.message
+    assert "2026-11-01" in error.message
 
 
 async def test_a_start_after_the_end_is_a_retry(searchable: Kit) -> None:
     error = await searchable.error(
         "search",
-        {"domain": "all", "query": "x", "filters": {"start_time": "2026-02-01", "end_time": "2026-01-01"}},
+        {
+            "domain": "all",
+            "query": "x",
+            "filters": {"start_time": "2026-02-01", "end_time": "2026-01-01"},
+        },
     )
 
     assert error.kind == "retry"
@@ -138,7 +145,9 @@ async def test_the_limit_caps_the_results(searchable: Kit) -> None:
 
 
 async def test_search_never_shows_another_agents_unshared_memory(searchable: Kit) -> None:
-    out = await searchable.ok("search", {"domain": "all", "query": "cat named Shadow", "limit": 100})
+    out = await searchable.ok(
+        "search", {"domain": "all", "query": "cat named Shadow", "limit": 100}
+    )
 
     assert all("Shadow" not in r["text"] for r in out["results"])
 

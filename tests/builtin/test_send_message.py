@@ -39,7 +39,8 @@ async def test_a_message_to_the_user_is_recorded_and_handed_to_the_user_callback
     kit: Kit,
 ) -> None:
     out = await kit.ok(
-        "send_message", {"target": {"type": "user"}, "content": "Hello Sam!", "metadata": {"mood": "warm"}}
+        "send_message",
+        {"target": {"type": "user"}, "content": "Hello Sam!", "metadata": {"mood": "warm"}},
     )
 
     assert "turn is over" in out["message"]
@@ -63,7 +64,9 @@ async def test_a_message_to_an_agent_lands_in_its_conversation(kit: Kit) -> None
 
 
 async def test_a_message_to_a_group_reaches_every_other_member(kit: Kit) -> None:
-    out = await kit.ok("send_message", {"target": {"type": "group", "name": "team"}, "content": "Standup!"})
+    out = await kit.ok(
+        "send_message", {"target": {"type": "group", "name": "team"}, "content": "Standup!"}
+    )
 
     assert [r["to"] for r in out["receipts"]] == ["agent:bob", "agent:cy"]
     for member in ("bob", "cy"):
@@ -74,7 +77,9 @@ async def test_a_message_to_a_group_reaches_every_other_member(kit: Kit) -> None
 
 
 async def test_an_unknown_group_lists_the_known_ones(kit: Kit) -> None:
-    error = await kit.error("send_message", {"target": {"type": "group", "name": "teem"}, "content": "x"})
+    error = await kit.error(
+        "send_message", {"target": {"type": "group", "name": "teem"}, "content": "x"}
+    )
 
     assert error.kind == "retry"
     assert "'team'" in error.message
@@ -99,7 +104,9 @@ async def test_a_channel_with_no_endpoint_configured_fails_clearly(kit: Kit) -> 
 
 
 async def test_an_unknown_target_type_is_invalid_arguments(kit: Kit) -> None:
-    error = await kit.error("send_message", {"target": {"type": "fax", "number": "1"}, "content": "x"})
+    error = await kit.error(
+        "send_message", {"target": {"type": "fax", "number": "1"}, "content": "x"}
+    )
 
     assert error.kind == "invalid_arguments"
 
@@ -130,10 +137,13 @@ async def test_discord_refusing_the_token_is_a_failed_result(
 ) -> None:
     kit.router.set_endpoint("discord", discord(services, token="wrong"))
 
-    error = await kit.error("send_message", {"target": {"type": "discord", "channel_id": "1"}, "content": "x"})
+    error = await kit.error(
+        "send_message", {"target": {"type": "discord", "channel_id": "1"}, "content": "x"}
+    )
 
     assert error.kind == "failed"
-    assert "401" in error.message and "credentials" in error.message
+    assert "401" in error.message
+    assert "credentials" in error.message
     assert await kit.store.list_messages("ada") == []
 
 
@@ -145,14 +155,19 @@ async def test_discord_rate_limiting_says_when_to_retry(kit: Kit, services: Fake
     )
 
     assert error.kind == "retry"
-    assert "rate-limiting" in error.message and "2.0 seconds" in error.message
+    assert "rate-limiting" in error.message
+    assert "2.0 seconds" in error.message
     assert error.details["retry_after"] == 2.0
 
 
-async def test_discord_unknown_channel_is_a_retry_naming_it(kit: Kit, services: FakeServices) -> None:
+async def test_discord_unknown_channel_is_a_retry_naming_it(
+    kit: Kit, services: FakeServices
+) -> None:
     kit.router.set_endpoint("discord", discord(services))
 
-    error = await kit.error("send_message", {"target": {"type": "discord", "channel_id": "404"}, "content": "x"})
+    error = await kit.error(
+        "send_message", {"target": {"type": "discord", "channel_id": "404"}, "content": "x"}
+    )
 
     assert error.kind == "retry"
     assert "Unknown Channel" in error.message
@@ -170,8 +185,11 @@ async def test_discord_checks_length_and_channel_id_before_sending(
         "send_message", {"target": {"type": "discord", "channel_id": "../admin"}, "content": "x"}
     )
 
-    assert too_long.kind == "retry" and "2001" in too_long.message and "2000" in too_long.message
-    assert bad_id.kind == "retry" and "numbers" in bad_id.message
+    assert too_long.kind == "retry"
+    assert "2001" in too_long.message
+    assert "2000" in too_long.message
+    assert bad_id.kind == "retry"
+    assert "numbers" in bad_id.message
     assert services.requests == []
 
 
@@ -182,10 +200,12 @@ async def test_bluesky_logs_in_once_and_posts_a_mention(kit: Kit, services: Fake
     kit.router.set_endpoint("bluesky", bluesky(services))
 
     first = await kit.ok(
-        "send_message", {"target": {"type": "bluesky", "handle": "@alice.bsky.social"}, "content": "Hi 👋🏽"}
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "@alice.bsky.social"}, "content": "Hi 👋🏽"},
     )
     await kit.ok(
-        "send_message", {"target": {"type": "bluesky", "handle": "bob.example.com"}, "content": "Yo"}
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "bob.example.com"}, "content": "Yo"},
     )
 
     assert services.sessions_created == 1
@@ -200,21 +220,34 @@ async def test_bluesky_logs_in_once_and_posts_a_mention(kit: Kit, services: Fake
     assert create.headers["authorization"] == "Bearer access-1"
 
 
-async def test_bluesky_logs_in_again_when_the_token_expired(kit: Kit, services: FakeServices) -> None:
+async def test_bluesky_logs_in_again_when_the_token_expired(
+    kit: Kit, services: FakeServices
+) -> None:
     kit.router.set_endpoint("bluesky", bluesky(services))
-    await kit.ok("send_message", {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "1"})
+    await kit.ok(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "1"},
+    )
     services.expire_next_post = True
 
-    await kit.ok("send_message", {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "2"})
+    await kit.ok(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "2"},
+    )
 
     assert services.sessions_created == 2
     assert [p["text"] for p in services.posts] == ["@alice.bsky.social 1", "@alice.bsky.social 2"]
 
 
-async def test_bluesky_refusing_the_login_is_a_failed_result(kit: Kit, services: FakeServices) -> None:
+async def test_bluesky_refusing_the_login_is_a_failed_result(
+    kit: Kit, services: FakeServices
+) -> None:
     kit.router.set_endpoint("bluesky", bluesky(services, password="nope"))
 
-    error = await kit.error("send_message", {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "x"})
+    error = await kit.error(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "x"},
+    )
 
     assert error.kind == "failed"
     assert "Invalid identifier or password" in error.message
@@ -225,7 +258,10 @@ async def test_bluesky_rate_limiting_says_when_to_retry(kit: Kit, services: Fake
     kit.router.set_endpoint("bluesky", bluesky(services))
     services.rate_limit_posts = True
 
-    error = await kit.error("send_message", {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "x"})
+    error = await kit.error(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "x"},
+    )
 
     assert error.kind == "retry"
     assert "RateLimitExceeded" in error.message
@@ -237,13 +273,24 @@ async def test_bluesky_unknown_handle_and_too_long_posts_are_retries(
 ) -> None:
     kit.router.set_endpoint("bluesky", bluesky(services))
 
-    unknown = await kit.error("send_message", {"target": {"type": "bluesky", "handle": "nobody.bsky.social"}, "content": "x"})
-    malformed = await kit.error("send_message", {"target": {"type": "bluesky", "handle": "not a handle"}, "content": "x"})
-    too_long = await kit.error("send_message", {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "👍🏽" * 290})
+    unknown = await kit.error(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "nobody.bsky.social"}, "content": "x"},
+    )
+    malformed = await kit.error(
+        "send_message", {"target": {"type": "bluesky", "handle": "not a handle"}, "content": "x"}
+    )
+    too_long = await kit.error(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "👍🏽" * 290},
+    )
 
-    assert unknown.kind == "retry" and "nobody.bsky.social" in unknown.message
-    assert malformed.kind == "retry" and "handle" in malformed.message
-    assert too_long.kind == "retry" and "300" in too_long.message
+    assert unknown.kind == "retry"
+    assert "nobody.bsky.social" in unknown.message
+    assert malformed.kind == "retry"
+    assert "handle" in malformed.message
+    assert too_long.kind == "retry"
+    assert "300" in too_long.message
     assert services.posts == []
 
 
@@ -257,11 +304,17 @@ def test_graphemes_count_an_emoji_with_a_skin_tone_once() -> None:
 
 
 async def test_a_webhook_receives_the_message_as_json(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint("webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"]))
+    kit.router.set_endpoint(
+        "webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"])
+    )
 
     out = await kit.ok(
         "send_message",
-        {"target": {"type": "webhook", "url": f"{services.base_url}/hooks/ok"}, "content": "Done", "metadata": {"job": 7}},
+        {
+            "target": {"type": "webhook", "url": f"{services.base_url}/hooks/ok"},
+            "content": "Done",
+            "metadata": {"job": 7},
+        },
     )
 
     (seen,) = services.requests
@@ -274,7 +327,9 @@ async def test_a_webhook_receives_the_message_as_json(kit: Kit, services: FakeSe
 async def test_a_webhook_url_outside_the_allowed_ones_is_refused_without_a_request(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"]))
+    kit.router.set_endpoint(
+        "webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"])
+    )
 
     for url in (
         f"{services.base_url}/admin",
@@ -282,7 +337,9 @@ async def test_a_webhook_url_outside_the_allowed_ones_is_refused_without_a_reque
         "http://169.254.169.254/latest/meta-data",
         "file:///etc/passwd",
     ):
-        error = await kit.error("send_message", {"target": {"type": "webhook", "url": url}, "content": "x"})
+        error = await kit.error(
+            "send_message", {"target": {"type": "webhook", "url": url}, "content": "x"}
+        )
         assert error.kind == "failed", url
         assert "not an allowed" in error.message
     assert services.requests == []
@@ -292,22 +349,35 @@ async def test_webhook_errors_map_to_tool_errors(kit: Kit, services: FakeService
     base = f"{services.base_url}/hooks"
     kit.router.set_endpoint("webhook", WebhookEndpoint(allowed_urls=[base]))
 
-    limited = await kit.error("send_message", {"target": {"type": "webhook", "url": f"{base}/limited"}, "content": "x"})
-    private = await kit.error("send_message", {"target": {"type": "webhook", "url": f"{base}/private"}, "content": "x"})
-    broken = await kit.error("send_message", {"target": {"type": "webhook", "url": f"{base}/broken"}, "content": "x"})
-
-    assert (limited.kind, limited.details["retry_after"]) == ("retry", 7.0)
-    assert private.kind == "failed" and "401" in private.message
-    assert broken.kind == "failed" and "500" in broken.message
-
-
-async def test_webhook_headers_carry_the_hooks_credentials(kit: Kit, services: FakeServices) -> None:
-    base = f"{services.base_url}/hooks"
-    kit.router.set_endpoint(
-        "webhook", WebhookEndpoint(allowed_urls=[base], headers={"Authorization": "Bearer hook-secret"})
+    limited = await kit.error(
+        "send_message", {"target": {"type": "webhook", "url": f"{base}/limited"}, "content": "x"}
+    )
+    private = await kit.error(
+        "send_message", {"target": {"type": "webhook", "url": f"{base}/private"}, "content": "x"}
+    )
+    broken = await kit.error(
+        "send_message", {"target": {"type": "webhook", "url": f"{base}/broken"}, "content": "x"}
     )
 
-    out = await kit.ok("send_message", {"target": {"type": "webhook", "url": f"{base}/private"}, "content": "x"})
+    assert (limited.kind, limited.details["retry_after"]) == ("retry", 7.0)
+    assert private.kind == "failed"
+    assert "401" in private.message
+    assert broken.kind == "failed"
+    assert "500" in broken.message
+
+
+async def test_webhook_headers_carry_the_hooks_credentials(
+    kit: Kit, services: FakeServices
+) -> None:
+    base = f"{services.base_url}/hooks"
+    kit.router.set_endpoint(
+        "webhook",
+        WebhookEndpoint(allowed_urls=[base], headers={"Authorization": "Bearer hook-secret"}),
+    )
+
+    out = await kit.ok(
+        "send_message", {"target": {"type": "webhook", "url": f"{base}/private"}, "content": "x"}
+    )
 
     assert out["receipts"][0]["id"] == "w-private"
 
@@ -316,7 +386,8 @@ async def test_an_unreachable_webhook_is_a_failed_result(kit: Kit, services: Fak
     kit.router.set_endpoint("webhook", WebhookEndpoint(allow_any=True))
 
     error = await kit.error(
-        "send_message", {"target": {"type": "webhook", "url": "http://127.0.0.1:9/x"}, "content": "x"}
+        "send_message",
+        {"target": {"type": "webhook", "url": "http://127.0.0.1:9/x"}, "content": "x"},
     )
 
     assert error.kind == "failed"

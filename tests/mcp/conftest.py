@@ -16,9 +16,8 @@ import anyio
 import anyio.abc
 import httpx2
 from anyio.streams.text import TextReceiveStream
-from mcp.client.streamable_http import streamable_http_client
-
 from mcp import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).parent
 TOY_SERVER = str(HERE / "servers" / "toy_server.py")

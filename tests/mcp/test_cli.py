@@ -61,7 +61,7 @@ def test_two_registries_defining_the_same_tool_are_refused() -> None:
         "--tools",
         "satchel.examples:build_registry",
     )
-    assert_usage_error(result, "'add'", "defined by both")
+    assert_usage_error(result, "'word_count'", "defined by both")
 
 
 def test_lazy_without_the_meta_tools_says_so() -> None:
@@ -101,3 +101,22 @@ def test_one_tools_registry_is_served_as_it_is_and_several_are_merged() -> None:
         )
     )
     assert merged.names() == ["word_count", "add", "notes", "echo", "shout"]
+
+
+@pytest.mark.anyio
+async def test_lazy_serves_the_meta_tools_and_the_pinned_ones() -> None:
+    pytest.importorskip("satchel.meta")
+    import anyio
+    from mcp import Client
+
+    from satchel.mcp import create_server
+
+    catalog = build_catalog(ServeOptions(tools=("satchel.examples:registry",)))
+    served = served_registry(catalog, ServeOptions(lazy=True, pins=("add",)))
+    with anyio.fail_after(30):
+        async with Client(create_server(served).lowlevel) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            total = await client.call_tool("add", {"a": 1, "b": 2})
+
+    assert names == ["discover_tools", "get_tool_schema", "invoke_tool", "add"]
+    assert total.structured_content == {"result": 3}

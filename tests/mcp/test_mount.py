@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 ERAS = [pytest.param(False, id="modern"), pytest.param(True, id="legacy")]
 
 
-def _toy(registry: ToolRegistry, *, legacy: bool = False, **options: float):  # noqa: ANN202
+def _toy(registry: ToolRegistry, *, legacy: bool = False, **options: float):
     command, *args = toy_command(legacy=legacy)
     return mount_mcp(registry, prefix="toy", command=command, args=args, **options)
 

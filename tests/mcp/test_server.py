@@ -11,9 +11,9 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp import Client
 from mcp.client import ClientRequestContext
 
-from mcp import Client
 from satchel import NotFoundError, ToolContext, ToolRegistry, tool
 from satchel.examples import build_registry
 from satchel.mcp import (

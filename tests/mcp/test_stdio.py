@@ -8,7 +8,6 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 import pytest
-
 from mcp import Client
 
 from .conftest import EXAMPLES, STARTUP, raw_stdio, satchel_stdio

@@ -8,23 +8,23 @@ per backend in :data:`BACKENDS`. To add a backend, add its name there and a bran
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import anyio
 import numpy as np
 import numpy.typing as npt
+import psycopg
 import pytest
 
+from postgres_server import PostgresServer, running_server
 from satchel.memory import MemoryStore, SQLiteStore
-
-# --- PostgreSQL backend (issue 6) ------------------------------------------------------
-from postgres_server import PostgresServer, postgres_server  # noqa: F401  (a fixture)
 from satchel.memory.postgres import PostgresStore
 
+# --- PostgreSQL backend (issue 6); its tests carry the `postgres` marker ----------------
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 # ---------------------------------------------------------------------------------------
 
@@ -77,6 +77,13 @@ PG_TEMPLATE = "satchel_memory_template"
 
 
 @pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's one PostgreSQL server (see ``tests/postgres_server.py``)."""
+    with running_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
 def postgres_template(postgres_server: PostgresServer) -> str:
     """A database with every migration applied, copied for each test (far cheaper
     than migrating each time). No embedding model is claimed in it, so each test's store
@@ -93,30 +100,72 @@ def postgres_template(postgres_server: PostgresServer) -> str:
     return PG_TEMPLATE
 
 
+_RESET = """
+    TRUNCATE satchel_blocks, satchel_messages RESTART IDENTITY;
+    DELETE FROM satchel_meta;
+    DO $$ DECLARE r record; BEGIN
+        FOR r IN SELECT indexname FROM pg_indexes
+                 WHERE schemaname = 'public' AND indexname LIKE '%embedding%hnsw' LOOP
+            EXECUTE 'DROP INDEX ' || quote_ident(r.indexname);
+        END LOOP;
+    END $$;
+"""
+
+
 class PostgresDatabases:
-    """Fresh databases copied from the template, dropped at the end of the test."""
+    """Fresh migrated databases for tests: copies of the template, recycled between
+    tests (emptied with TRUNCATE, the embedding model and its indexes removed), since
+    emptying a database costs a tenth of copying one."""
 
     def __init__(self, server: PostgresServer, template: str) -> None:
         self.server, self.template = server, template
-        self.urls: list[str] = []
+        self._free: list[tuple[str, psycopg.Connection[Any]]] = []
+        self._used: list[tuple[str, psycopg.Connection[Any]]] = []
 
     def fresh(self) -> str:
-        url = self.server.create_database(template=self.template)
-        self.urls.append(url)
-        return url
+        if self._free:
+            item = self._free.pop()
+        else:
+            url = self.server.create_database(template=self.template)
+            item = (url, psycopg.connect(url, autocommit=True, connect_timeout=10))
+        self._used.append(item)
+        return item[0]
 
-    def drop_all(self) -> None:
-        for url in self.urls:
+    def recycle(self) -> None:
+        """Empty the databases the test used and make them available again."""
+        for url, conn in self._used:
+            try:
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+                conn.execute(_RESET)
+            except psycopg.Error:
+                conn.close()
+                self.server.drop_database(url)
+                continue
+            self._free.append((url, conn))
+        self._used.clear()
+
+    def close(self) -> None:
+        for url, conn in self._free + self._used:
+            conn.close()
             self.server.drop_database(url)
 
 
-@pytest.fixture
-def postgres_databases(
+@pytest.fixture(scope="session")
+def postgres_database_pool(
     postgres_server: PostgresServer, postgres_template: str
 ) -> Iterator[PostgresDatabases]:
     databases = PostgresDatabases(postgres_server, postgres_template)
     yield databases
-    databases.drop_all()
+    databases.close()
+
+
+@pytest.fixture
+def postgres_databases(postgres_database_pool: PostgresDatabases) -> Iterator[PostgresDatabases]:
+    yield postgres_database_pool
+    postgres_database_pool.recycle()
 
 
 # ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -106,7 +107,14 @@ def detail_of(response: httpx.Response) -> str:
 def retry_after(response: httpx.Response) -> float | None:
     """Seconds to wait before trying again, from a 429 answer: ``Retry-After`` (seconds
     or an HTTP date), a JSON ``retry_after`` (Discord), or ``RateLimit-Reset`` (an epoch
-    time, as Bluesky sends). ``None`` when the answer does not say."""
+    time, as Bluesky sends). ``None`` when the answer does not say, or says something
+    non-finite."""
+    seconds = _retry_after(response)
+    return seconds if seconds is not None and math.isfinite(seconds) else None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The hint itself, possibly infinite."""
     header = response.headers.get("retry-after")
     if header:
         try:

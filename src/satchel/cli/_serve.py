@@ -15,14 +15,13 @@ demo tools.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import logging
 import shlex
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated
 
 import anyio
 import typer
@@ -30,7 +29,6 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._common import load_registry
 from satchel.registry import RegistryEvent, ToolRegistry
-from satchel.tools import BaseTool
 
 __all__ = [
     "MountSpec",
@@ -179,9 +177,9 @@ def build_catalog(options: ServeOptions) -> ToolRegistry:
     return catalog
 
 
-def _meta_tools(catalog: ToolRegistry) -> ToolRegistry:
+def _meta_tools(catalog: ToolRegistry, pins: Sequence[str]) -> ToolRegistry:
     try:
-        meta: Any = importlib.import_module("satchel.meta")
+        from satchel.meta import MetaTools
     except ModuleNotFoundError as exc:
         if exc.name not in ("satchel.meta", "satchel"):
             raise
@@ -189,19 +187,9 @@ def _meta_tools(catalog: ToolRegistry) -> ToolRegistry:
             "needs the meta-tools (satchel.meta), which this build of satchel does not have yet.",
             param_hint="'--lazy'",
         ) from exc
-    factory: Any = meta.MetaTools
-    accepts_dialect = "dialect" in inspect.signature(factory).parameters
-    made: Any = factory(catalog, dialect="mcp") if accepts_dialect else factory(catalog)
-    if isinstance(made, ToolRegistry):
-        return made
-    inner: Any = getattr(made, "registry", None)
-    if isinstance(inner, ToolRegistry):
-        return inner
-    tools: Any = getattr(made, "tools", None)
-    if callable(tools):
-        produced: Any = tools()
-        return ToolRegistry(cast("list[BaseTool]", list(produced)))
-    raise SatchelUsageError("satchel.meta.MetaTools gave no registry of tools to serve.")
+    # Approvals of destructive calls go to MetaTools' own in-memory broker for now; the
+    # approvals work replaces it with one on the database (and MCP elicitation).
+    return MetaTools(catalog, dialect="mcp", pinned=pins).registry
 
 
 def served_registry(catalog: ToolRegistry, options: ServeOptions) -> ToolRegistry:
@@ -221,12 +209,7 @@ def served_registry(catalog: ToolRegistry, options: ServeOptions) -> ToolRegistr
             f"{', '.join(catalog.names()) or '(none)'}.",
             param_hint="'--pin'",
         )
-    served = _meta_tools(catalog)
-    for name in options.pins:
-        tool = catalog.get(name)
-        if tool is not None:
-            served.register(tool, replace=True)
-    return served
+    return _meta_tools(catalog, options.pins)
 
 
 # -- running ------------------------------------------------------------------------

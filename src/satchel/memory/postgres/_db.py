@@ -20,8 +20,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
-from psycopg.conninfo import conninfo_to_dict
 from pgvector.psycopg.vector import register_vector_info
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool
 

@@ -106,15 +106,18 @@ async def store_vectors(
     """Store the vector of each ``(pk, text)`` whose row still holds exactly ``text``
     (a newer write wins over a late embedding)."""
     table, column = _TEXT_COLUMN[domain]
+    query: LiteralString = (
+        f"UPDATE {table} SET embedding = {VECTOR_VALUE} WHERE pk = %(pk)s AND {column} = %(text)s"
+    )
+    params = [
+        {"pk": pk, "text": enc(text), "vec": vector, "model": model}
+        for (pk, text), vector in zip(items, vectors, strict=True)
+    ]
+    if len(params) == 1:
+        await conn.execute(query, params[0])
+        return
     async with conn.cursor() as cursor:
-        await cursor.executemany(
-            f"UPDATE {table} SET embedding = {VECTOR_VALUE} "
-            f"WHERE pk = %(pk)s AND {column} = %(text)s",
-            [
-                {"pk": pk, "text": enc(text), "vec": vector, "model": model}
-                for (pk, text), vector in zip(items, vectors, strict=True)
-            ],
-        )
+        await cursor.executemany(query, params)
 
 
 async def texts_to_embed(

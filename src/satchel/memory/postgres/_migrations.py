@@ -19,11 +19,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
-from psycopg import errors
+from psycopg import errors, sql
 
 from satchel._errors import StorageError
 
-__all__ = ["LOCK_KEY", "MIGRATIONS", "applied_migrations", "ensure_extensions", "migrate"]
+__all__ = [
+    "LOCK_KEY",
+    "MIGRATIONS",
+    "REQUIRED_EXTENSIONS",
+    "applied_migrations",
+    "ensure_extensions",
+    "migrate",
+]
 
 LOCK_KEY = 0x5A7C4E1
 """The advisory lock key that serialises schema changes (migrations, the embedding
@@ -121,12 +128,18 @@ migration(
     """,
 )
 
-_INSTALL_HINT = (
-    "Install pgvector on the database server (https://github.com/pgvector/pgvector: "
-    "e.g. the postgresql-<version>-pgvector package, or the pgvector/pgvector Docker "
-    "image), then run `CREATE EXTENSION vector;` in this database as a superuser, or "
-    "let satchel create it by connecting once as one."
-)
+REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
+"""The extensions the schema needs: pgvector, and unaccent for full-text search."""
+
+_HINTS = {
+    "vector": (
+        "Install pgvector on the database server (https://github.com/pgvector/pgvector: "
+        "e.g. the postgresql-<version>-pgvector package, or the pgvector/pgvector Docker "
+        "image), then run `CREATE EXTENSION vector;` in this database as a superuser, or "
+        "let satchel create it by connecting once as one."
+    ),
+    "unaccent": "Install PostgreSQL's contrib modules (they ship unaccent).",
+}
 
 
 async def ensure_extensions(conn: psycopg.AsyncConnection[Any]) -> None:
@@ -137,21 +150,19 @@ async def ensure_extensions(conn: psycopg.AsyncConnection[Any]) -> None:
             create it; the message says what to do.
     """
     cursor = await conn.execute(
-        "SELECT extname FROM pg_extension WHERE extname IN ('vector', 'unaccent')"
+        "SELECT extname FROM pg_extension WHERE extname = ANY(%s)", (list(REQUIRED_EXTENSIONS),)
     )
     present = {str(row[0]) for row in await cursor.fetchall()}
-    for name in ("vector", "unaccent"):
+    for name in REQUIRED_EXTENSIONS:
         if name in present:
             continue
         try:
             async with conn.transaction():
-                await conn.execute(f"CREATE EXTENSION IF NOT EXISTS {name}")
+                await conn.execute(
+                    sql.SQL("CREATE EXTENSION IF NOT EXISTS {}").format(sql.Identifier(name))
+                )
         except (errors.UndefinedFile, errors.FeatureNotSupported) as exc:
-            hint = (
-                _INSTALL_HINT
-                if name == "vector"
-                else "Install PostgreSQL's contrib modules (they ship unaccent)."
-            )
+            hint = _HINTS.get(name, f"Install the {name!r} extension on the server.")
             raise StorageError(
                 f"the PostgreSQL server has no {name!r} extension, which satchel's "
                 f"memory store needs. {hint}",

@@ -98,9 +98,8 @@ def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> Liter
             for label in filters.labels:
                 owner, slash, name = label.partition("/")
                 if slash:
-                    parts.append(
-                        f"(b.agent = {params.add(enc(owner))} AND b.label = {params.add(enc(name))})"
-                    )
+                    owner_sql, name_sql = params.add(enc(owner)), params.add(enc(name))
+                    parts.append(f"(b.agent = {owner_sql} AND b.label = {name_sql})")
             clauses.append("(" + " OR ".join(parts) + ")")
     else:
         clauses.append("m.agent = %(me)s")
@@ -123,10 +122,12 @@ class TermStats:
 
     Args:
         ttl: Seconds a table's statistics are reused before being read again.
+        budget: About how many matching rows ranking may touch.
     """
 
-    def __init__(self, ttl: float = 60.0) -> None:
+    def __init__(self, ttl: float = 60.0, budget: int = BM25_BUDGET) -> None:
         self.ttl = ttl
+        self.budget = budget
         self._tables: dict[str, tuple[float, float, dict[str, float], float]] = {}
         self._lexemes: dict[str, str] = {}
 
@@ -167,10 +168,11 @@ class TermStats:
         return [self._lexemes.get(term, term) for term in terms]
 
     async def choose(
-        self, conn: Conn, spec: _Spec, terms: list[str], budget: int = BM25_BUDGET
+        self, conn: Conn, spec: _Spec, terms: list[str]
     ) -> tuple[list[str], Literal["or", "and"]]:
         """The terms to search for and how to combine them, keeping the rows ranked
-        near ``budget`` (see the module doc)."""
+        near the budget (see the module doc)."""
+        budget = self.budget
         rows, freqs, floor = await self._table(conn, spec.table)
         if rows <= budget or not freqs:
             return terms, "or"

@@ -6,14 +6,14 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal, LiteralString, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, LiteralString, Self, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 from psycopg.types import TypeInfo
 
 from satchel._errors import StorageError, VersionConflictError
-from satchel.embed._protocol import Embedder
+from satchel.embed import Embedder, default_embedder
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._fts import query_terms
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
@@ -32,7 +32,7 @@ from satchel.memory._models import (
     validate_label,
 )
 from satchel.memory._permissions import ConsentHandler, Operation, authorize
-from satchel.memory._protocol import ProgressCallback
+from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import plan_search
 from satchel.memory.postgres import _blocks
 from satchel.memory.postgres._db import Conn, Database
@@ -87,7 +87,9 @@ class PostgresStore:
 
     Args:
         url: A ``postgresql://`` URL or libpq connection string.
-        embedder: The embedding model, or ``None`` for BM25-only search.
+        embedder: The embedding model: ``"default"`` for satchel's local
+            all-MiniLM-L6-v2 (loaded on first use), any :class:`~satchel.embed.Embedder`,
+            or ``None`` for BM25-only search.
         consent: Asked when a write needs consent; ``None`` makes such writes raise
             :class:`~satchel.ConsentRequiredError`.
         char_limit_mode: ``hard`` refuses a write past a block's ``char_limit``;
@@ -110,7 +112,7 @@ class PostgresStore:
         self,
         url: str,
         *,
-        embedder: Embedder | None,
+        embedder: Embedder | Literal["default"] | None = "default",
         consent: ConsentHandler | None = None,
         char_limit_mode: Literal["hard", "soft"] = "hard",
         fusion: Fusion = DEFAULT_FUSION,
@@ -119,7 +121,9 @@ class PostgresStore:
         timeout: float = 30.0,
         connect_kwargs: dict[str, Any] | None = None,
     ) -> None:
-        self.embedder = embedder
+        if embedder == "default":
+            embedder = default_embedder()
+        self.embedder: Embedder | None = embedder
         self.consent = consent
         self.hard_limit = char_limit_mode == "hard"
         self.fusion = fusion
@@ -206,10 +210,10 @@ class PostgresStore:
             return None
         return (await self._batcher.embed([text[:_MAX_EMBED_CHARS]]))[0]
 
-    async def _refresh_block_vector(self, pk: int) -> None:
-        """Embed a block's current text after a write that changed it, coalesced per
-        block: while one call embeds, later calls only mark the block dirty, and the
-        running call embeds the newest text once more."""
+    async def _refresh_block_vector(self, pk: int, text: str) -> None:
+        """Embed a block's text after a write that changed it (``text`` is the value
+        the write left), coalesced per block: while one call embeds, later calls only
+        mark the block dirty, and the running call embeds the newest text once more."""
         if self._batcher is None or not self._vectors_ok:
             return
         self._dirty.add(pk)
@@ -217,19 +221,24 @@ class PostgresStore:
             return
         self._refreshing.add(pk)
         try:
+            latest: str | None = text
             while pk in self._dirty:
                 self._dirty.discard(pk)
-                await self._embed_block_now(self._batcher, pk)
+                await self._embed_block_now(self._batcher, pk, latest)
+                latest = None  # a later write changed it: read the newest text
         finally:
             self._refreshing.discard(pk)
 
-    async def _embed_block_now(self, batcher: EmbedBatcher, pk: int) -> None:
-        items = await self._run(lambda conn: texts_to_embed(conn, BLOCKS.key, pk - 1, 1))
-        items = [(item_pk, text) for item_pk, text in items if item_pk == pk]
+    async def _embed_block_now(self, batcher: EmbedBatcher, pk: int, text: str | None) -> None:
+        if text is None:
+            items = await self._run(lambda conn: texts_to_embed(conn, BLOCKS.key, pk - 1, 1))
+            items = [(item_pk, value) for item_pk, value in items if item_pk == pk]
+        else:
+            items = [(pk, text)] if text else []
         if not items:
             return
         try:
-            vectors = await batcher.embed([text[:_MAX_EMBED_CHARS] for _, text in items])
+            vectors = await batcher.embed([value[:_MAX_EMBED_CHARS] for _, value in items])
         except Exception:  # the write is committed; a missing vector is healed by reembed()
             logger.exception("embedding block %d failed; its vector is missing", pk)
             return
@@ -372,7 +381,7 @@ class PostgresStore:
                 conn, pk, agent, level, text, separator, hard_limit=self.hard_limit
             ),
         )
-        await self._refresh_block_vector(pk)
+        await self._refresh_block_vector(pk, block.value)
         return block
 
     async def replace_in_block(
@@ -403,7 +412,7 @@ class PostgresStore:
                 hard_limit=self.hard_limit,
             ),
         )
-        await self._refresh_block_vector(pk)
+        await self._refresh_block_vector(pk, block.value)
         return block
 
     async def delete_block(
@@ -632,3 +641,7 @@ class PostgresStore:
                 if progress is not None:
                     progress(min(done, total), max(total, done))
         return done
+
+
+if TYPE_CHECKING:  # the type checker proves PostgresStore implements the protocol
+    _implements: type[MemoryStore] = PostgresStore

@@ -1,0 +1,681 @@
+"""``satchel memory``: inspect and edit an agent's memory from the terminal.
+
+Every command takes ``--db`` (a path, or ``SATCHEL_DB``; default the store's default
+file) and ``--agent`` (default ``default``), prints rich tables for people and JSON with
+``--json``. Commands that only read refuse a database file that does not exist (a typo
+in ``--db`` must not look like an empty memory); commands that write create it.
+
+Export and import use JSON lines: a header line, then one line per block the agent owns
+(every field: id, version, timestamps, shares, ...) and one per conversation message,
+oldest first. Importing into a fresh database and exporting again gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import typer
+from pydantic import ValidationError
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from satchel._errors import (
+    AlreadyExistsError,
+    ConsentRequiredError,
+    NotFoundError,
+    SatchelUsageError,
+    StorageError,
+    ToolRetry,
+)
+from satchel.builtin import TimeParser
+from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
+from satchel.embed import default_embedder
+from satchel.memory import (
+    Block,
+    BlockKind,
+    ConsentRequest,
+    Domain,
+    MemoryStore,
+    Message,
+    Permission,
+    SearchFilters,
+    SearchHit,
+    SQLiteStore,
+    default_path,
+)
+from satchel.memory._models import validate_agent, validate_label
+
+__all__ = ["EXPORT_FORMAT", "app", "export_lines", "import_lines", "open_store"]
+
+_T = TypeVar("_T")
+
+EXPORT_FORMAT = "satchel-memory"
+"""The ``format`` of an export's header line."""
+_EXPORT_VERSION = 1
+_ALL_MESSAGES = 2**62  # list_messages needs a limit; this one means "all"
+_ROLES = ("user", "assistant", "system", "tool")
+
+app = typer.Typer(
+    name="memory",
+    help="Inspect and edit memory: blocks, search, export, import and re-embedding.",
+    no_args_is_help=True,
+)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="PATH",
+        envvar="SATCHEL_DB",
+        help="The memory database (a file path). Default: the user data dir's satchel.db.",
+        show_default=False,
+    ),
+]
+AgentOption = Annotated[str, typer.Option("--agent", "-a", help="The agent whose memory to use.")]
+YesFlag = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Give consent to writes that need a human's consent."),
+]
+LabelArgument = Annotated[str, typer.Argument(metavar="LABEL", help="The block's label.")]
+
+
+# --- opening a store ------------------------------------------------------------------
+
+
+async def open_store(
+    target: str | None, *, create: bool, embed: bool = True, consent: bool = False
+) -> MemoryStore:
+    """Open the store ``--db`` names: the one place that turns a path (or, later, a URL)
+    into a :class:`~satchel.memory.MemoryStore`.
+
+    Args:
+        target: A file path, a ``sqlite:///path`` URL, or ``None`` for the default file.
+        create: Create the database if it does not exist (commands that write).
+        embed: Open with the local embedder (writes and searches keep vectors current).
+        consent: Approve every write that needs a human's consent (``--yes``).
+
+    Raises:
+        typer.BadParameter: An unsupported URL, or a missing database when not
+            ``create``.
+    """
+    path = _path_of(target)
+    if not create and not path.exists():
+        raise typer.BadParameter(
+            f"there is no memory database at {str(path)!r}. Check the path; a command "
+            "that writes (set, import) creates it.",
+            param_hint="'--db'",
+        )
+    return await SQLiteStore.open(
+        path,
+        embedder=default_embedder() if embed else None,
+        consent=_approve if consent else None,
+    )
+
+
+def _path_of(target: str | None) -> Path:
+    if target is None or not target.strip():
+        return default_path()
+    if target.startswith("sqlite:///"):
+        return Path(target.removeprefix("sqlite:///")).expanduser()
+    if "://" in target:
+        scheme = target.split("://", 1)[0]
+        hint = (
+            "PostgreSQL stores are not supported by this version yet"
+            if scheme.startswith("postgres")
+            else f"{scheme!r} URLs are not supported"
+        )
+        raise typer.BadParameter(f"{hint}; give a file path.", param_hint="'--db'")
+    return Path(target).expanduser()
+
+
+async def _approve(request: ConsentRequest, /) -> bool:
+    return True
+
+
+def _run(work: Callable[[MemoryStore], Awaitable[_T]], store_opener: Awaitable[MemoryStore]) -> _T:
+    """Open the store, run ``work`` on it, close it; a store's ``ValueError`` (a bad
+    label, a bad tag) becomes a usage error."""
+
+    async def main() -> _T:
+        store = await store_opener
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+
+    try:
+        return anyio.run(main)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).rstrip(".") + ".") from exc
+    except ConsentRequiredError as exc:
+        raise ConsentRequiredError(
+            f"{exc.message}. Pass --yes to give it.", details=exc.details
+        ) from exc
+
+
+def _value(text: str) -> str:
+    return sys.stdin.read() if text == "-" else text
+
+
+# --- presenting -----------------------------------------------------------------------
+
+
+def _size(block: Block) -> str:
+    return f"{block.chars}/{block.char_limit}" if block.char_limit is not None else str(block.chars)
+
+
+def _level(block: Block, agent: str) -> Permission:
+    """The permission ``agent`` acts at: the block's own, or its share's."""
+    return block.permission if block.agent == agent else block.shares.get(agent, block.permission)
+
+
+def _blocks_table(blocks: Sequence[Block], agent: str) -> Table:
+    table = Table(title=f"{len(blocks)} blocks of {agent!r}", title_justify="left")
+    table.add_column("Label", style="bold", no_wrap=True)
+    table.add_column("Kind")
+    table.add_column("Chars", justify="right")
+    table.add_column("Permission")
+    table.add_column("Ver", justify="right")
+    table.add_column("Shared")
+    table.add_column("Description", ratio=1)
+    for block in blocks:
+        if block.agent != agent:
+            shared = f"from {block.agent}"
+        else:
+            shared = ", ".join(f"{who} ({level.value})" for who, level in block.shares.items())
+        table.add_row(
+            Text(block.address_for(agent)),
+            block.kind.value,
+            _size(block),
+            _level(block, agent).value,
+            str(block.version),
+            Text(shared),
+            Text(block.description),
+        )
+    return table
+
+
+def _dump(record: Block | Message | SearchHit) -> dict[str, Any]:
+    return record.model_dump(mode="json")
+
+
+def _done(as_json: bool, block: Block, line: str) -> None:
+    if as_json:
+        echo_json(_dump(block))
+    else:
+        stdout_console().print(Text(line))
+
+
+# --- commands -------------------------------------------------------------------------
+
+
+@app.command("blocks")
+def blocks(
+    kind: Annotated[
+        BlockKind | None, typer.Option("--kind", "-k", help="Only blocks of this kind.")
+    ] = None,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    as_json: JsonFlag = False,
+) -> None:
+    """List the agent's blocks (its own and those shared with it)."""
+    kinds = [kind] if kind is not None else None
+    found = _run(lambda s: s.list_blocks(agent, kinds), open_store(db, create=False, embed=False))
+    if as_json:
+        echo_json([_dump(b) for b in found])
+    elif not found:
+        stdout_console().print(f"No blocks for agent {agent!r}.")
+    else:
+        stdout_console().print(_blocks_table(found, agent))
+
+
+@app.command("show")
+def show(
+    label: LabelArgument,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    as_json: JsonFlag = False,
+) -> None:
+    """Print one block: its facts, description and full value."""
+    block = _run(lambda s: s.get_block(agent, label), open_store(db, create=False, embed=False))
+    if as_json:
+        echo_json(_dump(block))
+        return
+    console = stdout_console()
+    facts = (
+        f"{block.address_for(agent)}: {block.kind.value}, {_size(block)} chars, "
+        f"{_level(block, agent).value}, version {block.version}, updated "
+        f"{block.updated_at:%Y-%m-%d %H:%M:%S} UTC"
+    )
+    console.print(Text(facts, style="bold"))
+    if block.description:
+        console.print(Text(block.description, style="italic"))
+    console.print(Text(block.value), soft_wrap=True)
+
+
+@app.command("set")
+def set_block(
+    label: LabelArgument,
+    value: Annotated[str, typer.Argument(metavar="VALUE", help="The new value; `-` reads stdin.")],
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="The block's description.")
+    ] = None,
+    kind: Annotated[
+        BlockKind, typer.Option("--kind", "-k", help="The kind of a new block.")
+    ] = BlockKind.CORE,
+    char_limit: Annotated[
+        int | None, typer.Option("--char-limit", min=0, help="The char limit of a new block.")
+    ] = None,
+    permission: Annotated[
+        Permission, typer.Option("--permission", help="The permission of a new block.")
+    ] = Permission.READ_WRITE,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Set a block's value, creating the block if it does not exist (--kind, --char-limit
+    and --permission apply to a new block)."""
+    text = _value(value)
+
+    async def work(store: MemoryStore) -> tuple[Block, int | None]:
+        try:
+            before = await store.get_block(agent, label)
+        except NotFoundError:
+            try:
+                made = await store.create_block(
+                    agent,
+                    label,
+                    text,
+                    description=description or "",
+                    kind=kind,
+                    permission=permission,
+                    char_limit=char_limit,
+                )
+                return made, None
+            except AlreadyExistsError:
+                before = await store.get_block(agent, label)
+        after = await store.update_block_text(
+            agent, label, text, expected_version=before.version, description=description
+        )
+        return after, before.chars
+
+    block, previous = _run(work, open_store(db, create=True, consent=yes))
+    if previous is None:
+        line = f"Created {block.kind.value} block {label!r} ({block.chars} chars)."
+    else:
+        line = f"Set {label!r}: {previous} → {block.chars} chars (version {block.version})."
+    _done(as_json, block, line)
+
+
+@app.command("append")
+def append(
+    label: LabelArgument,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The text to add; `-` reads stdin.")],
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Append TEXT to a block, on a new line."""
+    added = _value(text)
+    block = _run(
+        lambda s: s.append_to_block(agent, label, added), open_store(db, create=True, consent=yes)
+    )
+    _done(as_json, block, f"Appended {len(added)} chars to {label!r} (now {_size(block)}).")
+
+
+@app.command("archive")
+def archive(
+    label: LabelArgument,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Move a block out of context into archival memory."""
+    block = _run(
+        lambda s: s.set_kind(agent, label, BlockKind.ARCHIVAL),
+        open_store(db, create=False, consent=yes),
+    )
+    _done(as_json, block, f"Archived {label!r}.")
+
+
+@app.command("load")
+def load(
+    label: LabelArgument,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    yes: YesFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Load an archival block into context as working memory."""
+    block = _run(
+        lambda s: s.set_kind(agent, label, BlockKind.WORKING),
+        open_store(db, create=False, consent=yes),
+    )
+    _done(as_json, block, f"Loaded {label!r} into working memory.")
+
+
+@app.command("search")
+def search(
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
+    domain: Annotated[Domain, typer.Option("--domain", help="Where to look.")] = Domain.ALL,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=1000, help="Most hits.")] = 10,
+    role: Annotated[
+        str | None,
+        typer.Option(
+            "--role", metavar="user|assistant|system|tool", help="Only this role's messages."
+        ),
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="From this time: 2026-11-01, 'yesterday'...")
+    ] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Up to this time.")] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only with this tag.")] = None,
+    label: Annotated[
+        list[str] | None, typer.Option("--label", help="Only the block with this label.")
+    ] = None,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    as_json: JsonFlag = False,
+) -> None:
+    """Hybrid search of the agent's archival memory and conversations."""
+    if role is not None and role not in _ROLES:
+        raise typer.BadParameter(
+            f"{role!r} is not a role; choose one of {', '.join(_ROLES)}.", param_hint="'--role'"
+        )
+    start, end = _time(since, "--since", end=False), _time(until, "--until", end=True)
+    if start is not None and end is not None and start > end:
+        raise typer.BadParameter("--since is after --until.", param_hint="'--since'")
+    filters = SearchFilters(
+        role=role,
+        start_time=start,
+        end_time=end,
+        tags=tuple(tag) if tag else None,
+        labels=tuple(label) if label else None,
+    )
+    hits = _run(
+        lambda s: s.search(agent, query, domains=domain, filters=filters, limit=limit),
+        open_store(db, create=False),
+    )
+    if as_json:
+        echo_json([_dump(h) for h in hits])
+        return
+    console = stdout_console()
+    if not hits:
+        console.print("No matches.")
+        return
+    table = Table(title=f"{len(hits)} hits for {query!r}", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("Where", no_wrap=True)
+    table.add_column("When", no_wrap=True)
+    table.add_column("Score", justify="right")
+    table.add_column("Text", ratio=1)
+    for rank, hit in enumerate(hits, 1):
+        where = hit.label if hit.label is not None else f"{hit.role} message"
+        table.add_row(
+            str(rank),
+            Text(where),
+            f"{hit.created_at:%Y-%m-%d %H:%M}",
+            f"{hit.score:.3f}",
+            Text(hit.text),
+        )
+    console.print(table)
+
+
+def _time(text: str | None, option: str, *, end: bool) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return TimeParser().parse_sync(text, end=end, field=option)
+    except ToolRetry as exc:
+        raise typer.BadParameter(exc.message, param_hint=f"'{option}'") from None
+
+
+@app.command("export")
+def export(
+    file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[FILE]", help="Where to write; stdout when left out.", dir_okay=False
+        ),
+    ] = None,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+) -> None:
+    """Export the agent's blocks and messages as JSON lines."""
+    lines = _run(lambda s: export_lines(s, agent), open_store(db, create=False, embed=False))
+    text = "".join(line + "\n" for line in lines)
+    if file is None:
+        sys.stdout.write(text)
+    else:
+        file.write_text(text, encoding="utf-8")
+        stderr_console().print(f"Exported {len(lines) - 1} records to {file}.")
+
+
+@app.command("import")
+def import_(
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="A file written by export; `-` reads stdin.")
+    ],
+    db: DbOption = None,
+) -> None:
+    """Import blocks and messages from an export, exactly as they were (ids, versions,
+    timestamps, shares), then embed them for search."""
+    if file == "-":
+        source = sys.stdin.read()
+    else:
+        path = Path(file)
+        if not path.is_file():
+            raise typer.BadParameter(f"there is no file {file!r}.", param_hint="'FILE'")
+        source = path.read_text(encoding="utf-8")
+    records = _parse_export(source.splitlines())
+
+    async def work(store: MemoryStore) -> int:
+        count = await import_lines(store, records)
+        await _reembed(store)
+        return count
+
+    count = _run(work, open_store(db, create=True))
+    stderr_console().print(f"Imported {count} records.")
+
+
+@app.command("reembed")
+def reembed(db: DbOption = None) -> None:
+    """Embed every block and message again with the local model (after a model change,
+    or to fill in missing vectors), with a progress bar."""
+    done = _run(_reembed, open_store(db, create=False))
+    stderr_console().print(f"Embedded {done} texts.")
+
+
+async def _reembed(store: MemoryStore) -> int:
+    columns = (
+        TextColumn("Embedding"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=stderr_console(), transient=False) as progress:
+        task = progress.add_task("embed", total=None)
+
+        def report(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return await store.reembed(progress=report)
+
+
+# --- export and import ----------------------------------------------------------------
+
+
+def _line(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+async def export_lines(store: MemoryStore, agent: str) -> list[str]:
+    """The export of ``agent``: a header line, its own blocks (kind, then label order),
+    then its messages, oldest first. Deterministic: the same memory gives the same
+    lines."""
+    owned = [b for b in await store.list_blocks(agent) if b.agent == agent]
+    messages = await store.list_messages(agent, limit=_ALL_MESSAGES)
+    lines = [_line({"format": EXPORT_FORMAT, "version": _EXPORT_VERSION, "agent": agent})]
+    lines += [_line({"type": "block", "block": _dump(b)}) for b in owned]
+    lines += [_line({"type": "message", "message": _dump(m)}) for m in messages]
+    return lines
+
+
+def _parse_export(lines: Iterable[str]) -> list[Block | Message]:
+    """Validate every line of an export; a bad one is a usage error naming its line."""
+    records: list[Block | Message] = []
+    header_seen = False
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            if not header_seen:
+                if data.get("format") != EXPORT_FORMAT or data.get("version") != _EXPORT_VERSION:  # pyright: ignore[reportUnknownMemberType]
+                    raise ValueError(f"not a {EXPORT_FORMAT} v{_EXPORT_VERSION} export header")
+                header_seen = True
+                continue
+            kind = data.get("type")  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
+            if kind == "block":
+                block = Block.model_validate(data.get("block"))  # pyright: ignore[reportUnknownMemberType]
+                validate_label(block.label)
+                for name in (block.agent, *block.shares):
+                    validate_agent(name)
+                records.append(block)
+            elif kind == "message":
+                message = Message.model_validate(data.get("message"))  # pyright: ignore[reportUnknownMemberType]
+                validate_agent(message.agent)
+                records.append(message)
+            else:
+                raise ValueError(f"unknown record type {kind!r}")
+        except (ValueError, ValidationError) as exc:
+            detail = " ".join(str(exc).split())[:200]
+            raise typer.BadParameter(f"line {number}: {detail}", param_hint="'FILE'") from None
+    if not header_seen:
+        raise typer.BadParameter("the file is empty, not an export.", param_hint="'FILE'")
+    return records
+
+
+async def import_lines(store: MemoryStore, records: Sequence[Block | Message]) -> int:
+    """Restore ``records`` exactly (ids, versions, timestamps, shares), all or none.
+
+    Raises:
+        SatchelUsageError: The store cannot restore records (only SQLite can, for now).
+        AlreadyExistsError: A block or message in ``records`` exists already.
+    """
+    if not isinstance(store, SQLiteStore):
+        raise SatchelUsageError(f"importing into {type(store).__name__} is not supported yet")
+    path = store.path
+    return await anyio.to_thread.run_sync(lambda: _restore_sqlite(path, records))
+
+
+def _restore_sqlite(path: Path, records: Sequence[Block | Message]) -> int:
+    """Write ``records`` straight into the SQLite schema in one transaction.
+
+    A stopgap until the store offers a restore method of its own: it writes the
+    tables ``SQLiteStore`` reads (FTS follows through its triggers; vectors are filled
+    in by a re-embed afterwards).
+    """
+    from satchel.memory.sqlite._rows import agent_id, dump_json, to_us  # pyright: ignore[reportPrivateUsage]
+
+    conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for record in records:
+                if isinstance(record, Block):
+                    _restore_block(conn, record, agent_id, dump_json, to_us)
+                else:
+                    _restore_message(conn, record, agent_id, dump_json, to_us)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.IntegrityError as exc:
+        raise AlreadyExistsError(
+            f"the database already holds some of these records ({exc}); import into a "
+            "fresh database, or delete them first. Nothing was imported."
+        ) from exc
+    except sqlite3.Error as exc:
+        raise StorageError(f"importing into {path} failed: {exc}") from exc
+    finally:
+        conn.close()
+    return len(records)
+
+
+def _restore_block(
+    conn: sqlite3.Connection, block: Block, agent_id: Any, dump_json: Any, to_us: Any
+) -> None:
+    owner = agent_id(conn, block.agent, create=True)
+    cursor = conn.execute(
+        "INSERT INTO blocks (id, agent_id, label, value, chars, description, kind, "
+        "permission, char_limit, pinned, version, created_at, updated_at, tags, metadata) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            block.id,
+            owner,
+            block.label,
+            block.value,
+            block.chars,
+            block.description,
+            block.kind.value,
+            block.permission.value,
+            block.char_limit,
+            int(block.pinned),
+            block.version,
+            to_us(block.created_at),
+            to_us(block.updated_at),
+            json.dumps(list(block.tags), ensure_ascii=False),
+            dump_json(block.metadata),
+        ),
+    )
+    pk = cursor.lastrowid
+    conn.executemany(
+        "INSERT INTO block_tags (tag, block_pk) VALUES (?, ?)", [(t, pk) for t in block.tags]
+    )
+    conn.executemany(
+        "INSERT INTO shares (block_pk, agent_id, permission) VALUES (?, ?, ?)",
+        [
+            (pk, agent_id(conn, who, create=True), level.value)
+            for who, level in block.shares.items()
+        ],
+    )
+
+
+def _restore_message(
+    conn: sqlite3.Connection, message: Message, agent_id: Any, dump_json: Any, to_us: Any
+) -> None:
+    owner = agent_id(conn, message.agent, create=True)
+    cursor = conn.execute(
+        "INSERT INTO messages (id, agent_id, conversation_id, role, content, created_at, "
+        "tags, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            message.id,
+            owner,
+            message.conversation_id,
+            message.role,
+            message.content,
+            to_us(message.created_at),
+            json.dumps(list(message.tags), ensure_ascii=False),
+            dump_json(message.metadata),
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO message_tags (tag, message_pk) VALUES (?, ?)",
+        [(t, cursor.lastrowid) for t in message.tags],
+    )

@@ -1,0 +1,32 @@
+"""``satchel.mcp``'s public API is deliberate: ``__all__`` is complete, sorted and
+documented."""
+
+from __future__ import annotations
+
+import inspect
+
+import satchel.mcp
+
+
+def test_all_is_sorted_and_complete() -> None:
+    exported = list(satchel.mcp.__all__)
+    assert exported == sorted(exported)
+    public = {
+        n for n, v in vars(satchel.mcp).items() if not n.startswith("_") and not inspect.ismodule(v)
+    }
+    assert public == set(exported)
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    for name in satchel.mcp.__all__:
+        obj = getattr(satchel.mcp, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert inspect.getdoc(obj), f"satchel.mcp.{name} has no docstring"
+
+
+def test_the_registry_can_mount_through_satchel_mcp() -> None:
+    from satchel import ToolRegistry
+
+    mounted = ToolRegistry().mount_mcp(prefix="x", command="true")
+    assert isinstance(mounted, satchel.mcp.MountedServer)
+    assert mounted.prefix == "x"

@@ -1,0 +1,61 @@
+"""Full-text ranking on PostgreSQL: IDF-weighted like BM25, and capped in cost by
+dropping the commonest query terms on large tables."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from satchel.memory import BlockKind
+from satchel.memory.postgres import PostgresStore
+from satchel.memory.postgres._search_sql import BLOCKS
+
+pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
+
+
+def bulk_archival(url: str, texts: list[str]) -> None:
+    """Rows straight into the table (the store's API is tested elsewhere)."""
+    with psycopg.connect(url) as conn:
+        conn.cursor().executemany(
+            "INSERT INTO satchel_blocks (id, agent, label, value, chars, kind, permission, "
+            "created_at, updated_at) VALUES (%s, 'ada', %s, %s, %s, 'archival', "
+            "'read_write', now(), now())",
+            [(f"id{i}", f"bulk-{i}", text, len(text)) for i, text in enumerate(texts)],
+        )
+        conn.execute("ANALYZE satchel_blocks")
+
+
+async def test_a_rare_term_outweighs_a_common_one(pg_store: PostgresStore) -> None:
+    for i in range(30):
+        await pg_store.create_block("ada", f"c{i}", f"common filler {i}", kind=BlockKind.ARCHIVAL)
+    await pg_store.create_block("ada", "rare", "platypus sighting", kind=BlockKind.ARCHIVAL)
+    await pg_store.create_block("ada", "twice", "common common", kind=BlockKind.ARCHIVAL)
+    hits = await pg_store.search("ada", "common platypus", mode="bm25", limit=3)
+    assert hits[0].label == "rare"
+    assert hits[0].bm25_score is not None
+    assert hits[1].bm25_score is not None
+    assert hits[0].bm25_score > hits[1].bm25_score > 0
+
+
+async def test_on_a_large_table_the_commonest_terms_are_dropped_to_stay_in_budget(
+    pg_store: PostgresStore, pg_url: str
+) -> None:
+    texts = [f"common word filler{i % 7}" for i in range(600)]
+    texts += ["common platypus", "platypus alone", "another platypus"]
+    bulk_archival(pg_url, texts)
+    stats = pg_store._stats  # pyright: ignore[reportPrivateUsage]
+    stats.budget = 100
+    async with pg_store._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
+        assert await stats.choose(conn, BLOCKS, ["common", "platypus"]) == (["platypus"], "or")
+        # Every term over budget: the AND of the rarest three.
+        terms, combine = await stats.choose(conn, BLOCKS, ["common", "word"])
+        assert (sorted(terms), combine) == (["common", "word"], "and")
+    hits = await pg_store.search("ada", "common platypus", mode="bm25", limit=10)
+    assert sorted(h.text for h in hits) == ["another platypus", "common platypus", "platypus alone"]
+
+
+async def test_a_small_table_keeps_every_term(pg_store: PostgresStore) -> None:
+    await pg_store.create_block("ada", "a", "common platypus", kind=BlockKind.ARCHIVAL)
+    async with pg_store._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
+        chosen = await pg_store._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
+    assert chosen == (["common", "platypus"], "or")
