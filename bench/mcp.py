@@ -20,7 +20,8 @@ import os
 import sys
 
 # This file is named mcp.py: keep its folder off sys.path so `import mcp` finds the SDK.
-_HERE = os.path.dirname(os.path.abspath(__file__))
+_SCRIPT = os.path.abspath(__file__)
+_HERE = os.path.dirname(_SCRIPT)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 import argparse  # noqa: E402
@@ -96,7 +97,7 @@ def serve_fastmcp(transport: str) -> None:
 async def connect(server: str, transport: str) -> AsyncIterator[Any]:
     from mcp import Client, StdioServerParameters
 
-    argv = [os.path.abspath(__file__), "serve", server, transport]
+    argv = [_SCRIPT, "serve", server, transport]
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=argv)
         async with Client(params, mode="legacy", cache=None) as client:

@@ -49,13 +49,13 @@ def load_catalog(
 ) -> dict[str, Any]:
     """Register every tool of an MCP catalog file as a raw tool.
 
-    Returns a report: ``renamed`` (original → registered name), ``refused`` (tools whose
-    schema satchel refuses, with the reason), and ``tools`` (the raw dicts registered,
-    under their registered names).
+    Returns a report: ``renamed`` (``(original, registered name)`` pairs), ``refused``
+    (tools whose schema satchel refuses, with the reason), and ``tools`` (the raw dicts
+    registered, under their registered names).
     """
     tools: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
     taken: set[str] = set(registry.names())
-    renamed: dict[str, str] = {}
+    renamed: list[tuple[str, str]] = []
     refused: dict[str, str] = {}
     registered: dict[str, dict[str, Any]] = {}
     for tool in tools:
@@ -64,7 +64,7 @@ def load_catalog(
             original = f"{tool['server']}_{original}"
         name = sanitise(original, taken)
         if name != original:
-            renamed[original if original not in renamed else f"{original} (again)"] = name
+            renamed.append((original, name))
         hints = tool.get("annotations") or {}
         try:
             registry.register_raw(

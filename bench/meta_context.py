@@ -51,7 +51,7 @@ async def measure(filename: str) -> None:
     registry = ToolRegistry()
     report = load_catalog(registry, path)
     print(f"\n## {filename}: {len(registry)} tools registered")
-    for original, name in report["renamed"].items():
+    for original, name in report["renamed"]:
         print(f"   renamed  {original!r} -> {name!r}")
     for original, reason in report["refused"].items():
         print(f"   refused  {original!r}: {reason}")

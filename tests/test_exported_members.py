@@ -11,7 +11,11 @@ import satchel
 
 PACKAGES = [
     "satchel",
+    "satchel.builtin",
+    "satchel.consent",
     "satchel.embed",
+    "satchel.memory",
+    "satchel.meta",
     "satchel.providers",
     "satchel.registry",
     "satchel.schema",

@@ -6,6 +6,7 @@ Import what you need from here; the subpackages (``satchel.tools``,
 
 from satchel._errors import (
     AlreadyExistsError,
+    ApprovalError,
     ApprovalRequired,
     CharLimitError,
     ConsentRequiredError,
@@ -23,6 +24,9 @@ from satchel._errors import (
     ToolSignal,
     VersionConflictError,
 )
+from satchel.consent import PermissionBroker, SQLiteApprovalStore
+from satchel.memory import MemoryStore, SQLiteStore
+from satchel.meta import MetaTools
 from satchel.registry import (
     RegistryEvent,
     ToolRegistry,
@@ -51,19 +55,25 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyExistsError",
+    "ApprovalError",
     "ApprovalRequired",
     "BaseTool",
     "CharLimitError",
     "ConsentRequiredError",
     "ErrorKind",
     "FunctionTool",
+    "MemoryStore",
     "MemoryStoreError",
+    "MetaTools",
     "NotFoundError",
     "OperationSpec",
+    "PermissionBroker",
     "PermissionDeniedError",
     "RawTool",
     "RegistryEvent",
     "RemoteToolError",
+    "SQLiteApprovalStore",
+    "SQLiteStore",
     "SatchelError",
     "SatchelUsageError",
     "SchemaError",

@@ -16,6 +16,7 @@ Every exception satchel raises derives from :class:`SatchelError`::
     │   ├── CharLimitError         a write would exceed a block's char_limit
     │   ├── PermissionDeniedError  the permission table says no         -> kind "denied"
     │   └── ConsentRequiredError   a human must consent first           -> kind "needs_approval"
+    ├── ApprovalError              an approval id cannot be used for this call -> kind "denied"
     ├── StorageError               a database failed underneath (sqlite3, psycopg), mapped at
     │                              the boundary
     └── RemoteToolError            a mounted MCP server could not be reached or answered badly
@@ -38,6 +39,7 @@ from typing import Any, ClassVar, Literal
 
 __all__ = [
     "AlreadyExistsError",
+    "ApprovalError",
     "ApprovalRequired",
     "CharLimitError",
     "ConsentRequiredError",
@@ -193,3 +195,27 @@ class RemoteToolError(SatchelError):
     """A mounted MCP server could not be reached, died, or answered badly."""
 
     error_kind: ClassVar[ErrorKind] = "failed"
+
+
+class ApprovalError(SatchelError):
+    """An approval id cannot be used for this call: unknown, still pending, denied,
+    expired, already used, or given for something else. Becomes a ``denied`` tool
+    result (``needs_approval`` while still pending).
+
+    Attributes:
+        reason: ``unknown``, ``pending``, ``denied``, ``expired``, ``used`` or
+            ``mismatch``.
+    """
+
+    error_kind: ClassVar[ErrorKind] = "denied"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: Literal["unknown", "pending", "denied", "expired", "used", "mismatch"],
+        approval_id: str,
+    ) -> None:
+        super().__init__(message, details={"approval_id": approval_id, "reason": reason})
+        self.reason = reason
+        self.approval_id = approval_id

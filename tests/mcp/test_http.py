@@ -4,6 +4,7 @@ token, and hostile requests."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -12,6 +13,7 @@ import httpx
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from .conftest import EXAMPLES, STARTUP, http_server, http_transport
 
@@ -108,9 +110,21 @@ async def test_a_missing_or_wrong_token_gets_401_and_nothing_runs() -> None:
 async def test_a_client_without_the_token_cannot_connect() -> None:
     with anyio.fail_after(STARTUP + 30):
         async with http_server("--tools", EXAMPLES, "--token", TOKEN) as url:
-            with pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's own error
+            with pytest.raises(BaseException) as raised:  # noqa: PT011 - checked below
                 async with Client(http_transport(url, "not the token"), mode="legacy"):
                     pass
+
+    errors = list(_leaves(raised.value))
+    assert errors
+    assert all(isinstance(e, MCPError) for e in errors), errors
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:  # pyright: ignore[reportUnknownVariableType]
+            yield from _leaves(inner)  # pyright: ignore[reportUnknownArgumentType]
+    else:
+        yield exc
 
 
 async def test_bad_http_bodies_get_errors_and_the_server_keeps_serving() -> None:
@@ -122,8 +136,9 @@ async def test_bad_http_bodies_get_errors_and_the_server_keeps_serving() -> None
                 not_json = await http.post(url, headers=base, content=b"{not json")
                 modern_not_json = await http.post(url, headers=headers, content=b"{not json")
                 not_rpc = await http.post(url, headers=base, content=b'{"hello": "world"}')
-                _, wrong_params = _modern_call("add", {})
-                wrong_params = wrong_params.replace(b'"arguments": {}', b'"arguments": "1 + 2"')
+                wrong_params = _modern_call("add", {})[1].replace(
+                    b'"arguments": {}', b'"arguments": "1 + 2"'
+                )
                 bad_params = await http.post(url, headers=headers, content=wrong_params)
                 unknown = await http.post(
                     url,

@@ -167,3 +167,31 @@ async def test_stdout_carries_only_protocol_frames_even_when_a_tool_prints(
 
     # Every line read from stdout parsed as JSON-RPC: the print went to stderr.
     assert reply["result"]["content"][0]["text"] == "HI"
+
+
+async def test_requests_sent_just_before_stdin_closes_are_all_answered() -> None:
+    calls = [
+        {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "tools/call",
+            "params": {
+                "name": "notes",
+                "arguments": {"operation": "write", "title": f"n{i}", "content": "x"},
+            },
+        }
+        for i in range(1, 6)
+    ]
+    with anyio.fail_after(STARTUP):
+        async with raw_stdio("--tools", EXAMPLES) as raw:
+            await raw.initialize()
+            for call in calls:
+                await raw.send(call)
+            assert raw.process.stdin is not None
+            await raw.process.stdin.aclose()
+            answers = [await raw.receive() for _ in calls]
+            code = await raw.process.wait()
+
+    assert sorted(a["id"] for a in answers) == [1, 2, 3, 4, 5]
+    assert all(a["result"]["structuredContent"]["status"] == "written" for a in answers)
+    assert code == 0

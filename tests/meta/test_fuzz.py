@@ -4,6 +4,7 @@ result and nothing raises."""
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -16,9 +17,20 @@ from satchel import ToolResult
 from satchel.embed import default_embedder
 from satchel.meta import MetaTools
 
-BM25 = MetaTools(make_catalog(Log()), embedder=None)
-HYBRID = MetaTools(make_catalog(Log()), embedder=default_embedder())
-TOOL_NAMES = BM25.source.names()
+TOOL_NAMES = make_catalog(Log()).names()
+
+
+@functools.cache
+def bm25_meta() -> MetaTools:
+    """Built on first use, not at import (collection stays fast)."""
+    return MetaTools(make_catalog(Log()), embedder=None)
+
+
+@functools.cache
+def hybrid_meta() -> MetaTools:
+    return MetaTools(make_catalog(Log()), embedder=default_embedder())
+
+
 KNOWN = ["files", "FILES", "weather", "uncategorized", "read", "delete", "create"]
 
 scalars = st.one_of(
@@ -90,7 +102,7 @@ def check(result: ToolResult) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(args=discover_args)
 def test_discover_never_raises(args: dict[str, Any]) -> None:
-    check(anyio.run(BM25.registry.call, "discover_tools", args))
+    check(anyio.run(bm25_meta().registry.call, "discover_tools", args))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -98,7 +110,9 @@ def test_discover_never_raises(args: dict[str, Any]) -> None:
 def test_hybrid_discover_never_raises(query: Any, categories: Any) -> None:
     check(
         anyio.run(
-            HYBRID.registry.call, "discover_tools", {"query": query, "categories": categories}
+            hybrid_meta().registry.call,
+            "discover_tools",
+            {"query": query, "categories": categories},
         )
     )
 
@@ -106,7 +120,7 @@ def test_hybrid_discover_never_raises(query: Any, categories: Any) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=names)
 def test_get_tool_schema_never_raises(name: Any) -> None:
-    check(anyio.run(BM25.registry.call, "get_tool_schema", {"tool_name": name}))
+    check(anyio.run(bm25_meta().registry.call, "get_tool_schema", {"tool_name": name}))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -119,7 +133,7 @@ def test_invoke_never_raises_and_never_runs_a_destructive_call_unapproved(
     args: dict[str, Any] = {"tool_name": name, "parameters": params}
     if approval is not None:
         args["approval_id"] = approval
-    result = anyio.run(BM25.registry.call, "invoke_tool", args)
+    result = anyio.run(bm25_meta().registry.call, "invoke_tool", args)
     check(result)
     if name in ("delete_file", "delete_branch"):
         assert not result.ok

@@ -15,6 +15,7 @@ demo tools.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import shlex
 from collections.abc import Sequence
@@ -111,6 +112,13 @@ def parse_mount(value: str) -> MountSpec:
             f"cannot split {target!r}: {exc}.", param_hint="'--mount'"
         ) from exc
     return MountSpec(prefix=prefix, command=words[0], args=tuple(words[1:]))
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 # -- what is served --------------------------------------------------------------------
@@ -336,6 +344,12 @@ def serve(
     address = parse_http(http) if http is not None else None
     if address is None and token:
         logger.info("--token applies to --http only; ignored on stdio")
+    if address is not None and not token and not _is_loopback(address[0]):
+        typer.echo(
+            f"satchel: warning: serving on {address[0]} without --token; anyone who can "
+            "reach this address can call the tools.",
+            err=True,
+        )
     try:
         anyio.run(_serve, options, address, token or None)
     except KeyboardInterrupt:

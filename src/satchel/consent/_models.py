@@ -12,7 +12,7 @@ from typing import Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from satchel._errors import SatchelError, SatchelUsageError
+from satchel._errors import ApprovalError, SatchelUsageError
 
 __all__ = [
     "ApprovalError",
@@ -250,27 +250,3 @@ class ApprovalRequest(BaseModel):
         if self.status == "approved":
             return self.valid_until is not None and now >= self.valid_until
         return False
-
-
-class ApprovalError(SatchelError):
-    """An approval id cannot be used for this call: unknown, still pending, denied,
-    expired, already used, or given for something else. Becomes a ``denied`` tool
-    result (``needs_approval`` while still pending).
-
-    Attributes:
-        reason: ``unknown``, ``pending``, ``denied``, ``expired``, ``used`` or
-            ``mismatch``.
-    """
-
-    error_kind = "denied"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        reason: Literal["unknown", "pending", "denied", "expired", "used", "mismatch"],
-        approval_id: str,
-    ) -> None:
-        super().__init__(message, details={"approval_id": approval_id, "reason": reason})
-        self.reason = reason
-        self.approval_id = approval_id

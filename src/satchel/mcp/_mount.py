@@ -31,7 +31,7 @@ from collections.abc import AsyncGenerator, Callable, Collection, Generator, Map
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import anyio
 import anyio.abc
@@ -47,6 +47,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from satchel import __version__
 from satchel._errors import ErrorKind, RemoteToolError, SatchelError, SatchelUsageError
+from satchel.mcp._server import ERROR_META_KEY
 from satchel.registry import ToolRegistry
 from satchel.tools import RawTool, ToolContext, ToolError, ToolResult
 from satchel.tools._base import result_from_exception
@@ -55,25 +56,13 @@ __all__ = ["MountedServer", "RemoteTool", "local_tool_name", "mount_mcp"]
 
 logger = logging.getLogger("satchel.mcp.mount")
 
-_ERROR_META_KEY = "satchel/error"
-_ERROR_KINDS: frozenset[str] = frozenset(
-    {
-        "unknown_tool",
-        "invalid_arguments",
-        "denied",
-        "needs_approval",
-        "failed",
-        "retry",
-        "timeout",
-        "internal",
-    }
-)
+_ERROR_KINDS: frozenset[str] = frozenset(get_args(ErrorKind))
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
 _MAX_PAGES = 100
 
-Transport = AbstractAsyncContextManager[
+_Transport = AbstractAsyncContextManager[
     tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
 ]
 
@@ -176,7 +165,7 @@ def _remote_result(tool: str, result: types.CallToolResult) -> ToolResult:
     text = _content_text(result.content)
     if result.is_error:
         meta: Mapping[str, Any] = result.meta or {}
-        raw: Any = meta.get(_ERROR_META_KEY)
+        raw: Any = meta.get(ERROR_META_KEY)
         if isinstance(raw, dict):
             info = cast(dict[str, Any], raw)
             kind = str(info.get("kind"))
@@ -244,7 +233,7 @@ class _EofWatch:
 
 @asynccontextmanager
 async def _watched(
-    transport: Transport, on_eof: Callable[[], None]
+    transport: _Transport, on_eof: Callable[[], None]
 ) -> AsyncGenerator[
     tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]], None
 ]:
@@ -344,6 +333,7 @@ class MountedServer:
         self._names: dict[str, str] = {}  # remote name -> local name, stable for a mount
         self._tools: dict[str, RemoteTool] = {}  # local name -> tool
         self._live: _Live | None = None
+        self._newest: _Live | None = None  # the connection being set up, or the live one
         self._attempt = _Attempt()
         self._reconnect = anyio.Event()
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -430,7 +420,7 @@ class MountedServer:
 
     # -- the owner task --------------------------------------------------------
 
-    def _transport(self, on_eof: Callable[[], None]) -> Transport:
+    def _transport(self, on_eof: Callable[[], None]) -> _Transport:
         if self._url is not None:
             http = httpx2.AsyncClient(
                 headers=self._headers, timeout=httpx2.Timeout(self.timeout, read=300.0)
@@ -468,7 +458,7 @@ class MountedServer:
                             client_info=types.Implementation(name="satchel", version=__version__),
                         )
                         await stack.enter_async_context(client)
-                        live = _Live(client, lost)
+                        live = self._newest = _Live(client, lost)
                         followers = await stack.enter_async_context(anyio.create_task_group())
                         # Subscribe before listing, so no change falls in between.
                         await followers.start(self._listen, live)
@@ -551,7 +541,7 @@ class MountedServer:
 
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            live = self._live
+            live = self._newest
             if live is not None:
                 live.changed.set()
 

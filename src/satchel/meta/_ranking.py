@@ -16,22 +16,28 @@ Each signal is normalised over the candidates, then combined with its weight:
 * ``convex``: raw values (BM25 divided by its maximum).
 
 :data:`DEFAULT_RANKING` was chosen on the MetaTool benchmark (199 tools, 4,074 dev
-queries) by ``bench/meta_retrieval.py --sweep``: every method and a grid of weights,
-tuned on a fixed random half of the queries and reported on the other half. On the
-held-out half:
+queries) by ``bench/meta_retrieval.py --sweep``: each method over a grid of weights
+(steps of 0.1, summing to 1; RRF with k = 10, 30, 60), tuned on a fixed random half of
+the queries (seed 0) and reported on the other half:
 
-===========================================  =========  =========
-ranking                                      recall@1   recall@5
-===========================================  =========  =========
-BM25 only                                    0.425      0.633
-embedding, one vector (name + description)   0.552      0.768
-embedding, description + name vectors        0.570      0.791
-hybrid, plain RRF (k=60, equal weights)      0.540      0.785
-hybrid, z-score 0.2 / 0.6 / 0.3 (default)    0.584      0.818
-===========================================  =========  =========
+=============================================  ===============  ===============
+ranking                                        tuning r@1 / @5  held-out r@1/@5
+=============================================  ===============  ===============
+BM25 only                                      0.420 / 0.621    0.425 / 0.633
+embedding, one vector (name: description)      0.551 / 0.765    0.552 / 0.768
+embedding, description + name vectors          0.571 / 0.784    0.562 / 0.790
+plain RRF, k=60, BM25 + description, equal     0.523 / 0.724    0.516 / 0.736
+best RRF (k=10, 0.3 / 0.5 / 0.2)               0.547 / 0.803    0.536 / 0.811
+best min-max (0.2 / 0.6 / 0.2)                 0.596 / 0.810    0.585 / 0.816
+best convex (0.1 / 0.6 / 0.3)                  0.597 / 0.809    0.584 / 0.816
+z-score 0.2 / 0.6 / 0.2 (the default)          0.595 / 0.809    0.584 / 0.819
+=============================================  ===============  ===============
 
-Plain RRF is worse than the embedding alone at rank 1 here; score-based fusion with a
-light BM25 weight is what helps.
+Plain RRF is worse than the embedding alone here; a light BM25 weight on normalised
+scores is what helps. The best min-max, convex and z-score settings are within 0.001 on
+the tuning half (well inside the noise of 2,000 queries); z-score was taken because it
+does not hinge on a single extreme score as min-max does. All 4,074 queries through
+``discover_tools``: BM25 0.422 / 0.626, embedding 0.567 / 0.787, default 0.589 / 0.814.
 """
 
 from __future__ import annotations

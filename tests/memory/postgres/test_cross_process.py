@@ -3,6 +3,7 @@ exactly once, and optimistic updates conflict across processes as within one."""
 
 from __future__ import annotations
 
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -35,6 +36,8 @@ def writers(*commands: list[str]) -> Iterator[list[subprocess.Popen[str]]]:
     try:
         for process in processes:
             assert process.stdout is not None
+            ready, _, _ = select.select([process.stdout], [], [], 60)
+            assert ready, "a writer process did not start within 60 s"
             assert process.stdout.readline().strip() == "ready"
         yield processes
     finally:
