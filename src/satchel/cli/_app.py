@@ -18,12 +18,16 @@ from typer.core import TyperGroup
 
 from satchel import __version__
 from satchel._errors import SatchelError, SatchelUsageError
-from satchel.cli import _memory, _serve, _tools
+from satchel.cli import _approvals, _memory, _serve, _tools
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
 
-GROUPS: tuple[tuple[str, typer.Typer], ...] = (("tools", _tools.app), ("memory", _memory.app))
+GROUPS: tuple[tuple[str, typer.Typer], ...] = (
+    ("tools", _tools.app),
+    ("memory", _memory.app),
+    ("approvals", _approvals.app),
+)
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 
 COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (("serve", _serve.serve),)

@@ -121,6 +121,22 @@ async def open_store(
     )
 
 
+def resolve_db_path(target: str | None, *, must_exist: bool) -> Path:
+    """The database file ``--db`` names (``None``: the default file).
+
+    Raises:
+        typer.BadParameter: An unsupported URL, or no database there when
+            ``must_exist``.
+    """
+    path = _path_of(target)
+    if must_exist and not path.exists():
+        raise typer.BadParameter(
+            f"there is no memory database at {str(path)!r}. Check the path or --db.",
+            param_hint="'--db'",
+        )
+    return path
+
+
 def _path_of(target: str | None) -> Path:
     if target is None or not target.strip():
         return default_path()

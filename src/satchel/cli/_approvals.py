@@ -1,0 +1,185 @@
+"""``satchel approvals``: the human side of consent, from any terminal.
+
+A destructive tool call or a guarded memory write waits as a pending
+:class:`~satchel.consent.ApprovalRequest` in the memory database (for example while
+``satchel serve`` answers the model with ``pending_confirmation``). These commands list
+and decide those requests on the same database; the waiting process sees the decision
+within its poll interval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.table import Table
+
+from satchel.cli._common import JsonFlag, echo_json, stdout_console
+from satchel.cli._memory import DbOption, resolve_db_path
+from satchel.consent import (
+    ApprovalRequest,
+    Decision,
+    PermissionBroker,
+    SQLiteApprovalStore,
+)
+
+__all__ = ["app", "parse_duration"]
+
+app = typer.Typer(
+    name="approvals",
+    help="List, approve and deny pending approval requests (destructive calls, guarded writes).",
+    no_args_is_help=True,
+)
+
+_T = TypeVar("_T")
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|sec|m|min|h|hr|d|day)s?\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {
+    "s": 1,
+    "sec": 1,
+    "m": 60,
+    "min": 60,
+    "h": 3600,
+    "hr": 3600,
+    "d": 86400,
+    "day": 86400,
+}
+
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The approval request's id.")]
+ByOption = Annotated[str, typer.Option("--by", help="Who decides (recorded with the decision).")]
+
+
+def parse_duration(text: str) -> timedelta:
+    """Parse ``30s``, ``10m``, ``2h`` or ``1d`` into a :class:`~datetime.timedelta`.
+
+    Raises:
+        typer.BadParameter: The text is not such a duration.
+    """
+    match = _DURATION.match(text)
+    if match is None or float(match.group(1)) <= 0:
+        raise typer.BadParameter(
+            f"{text!r} is not a duration; write e.g. 30s, 10m, 2h or 1d.", param_hint="'--for'"
+        )
+    return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()])
+
+
+def _run(db: str | None, work: Callable[[PermissionBroker], Awaitable[_T]]) -> _T:
+    path = resolve_db_path(db, must_exist=True)
+
+    async def main() -> _T:
+        async with PermissionBroker(SQLiteApprovalStore(path)) as broker:
+            return await work(broker)
+
+    return anyio.run(main)
+
+
+def _ago(moment: datetime | None) -> str:
+    if moment is None:
+        return "-"
+    seconds = (moment - datetime.now(UTC)).total_seconds()
+    word = "in " if seconds >= 0 else ""
+    seconds = abs(seconds)
+    if seconds < 90:
+        span = f"{seconds:.0f}s"
+    elif seconds < 5400:
+        span = f"{seconds / 60:.0f}m"
+    else:
+        span = f"{seconds / 3600:.1f}h"
+    return f"{word}{span}" if word else f"{span} ago"
+
+
+def _row(request: ApprovalRequest) -> dict[str, Any]:
+    return request.model_dump(mode="json")
+
+
+@app.command("list")
+def list_requests(
+    db: DbOption = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Show decided and expired requests too.")
+    ] = False,
+    json_: JsonFlag = False,
+) -> None:
+    """List pending approval requests (newest first)."""
+    requests = _run(db, lambda b: b.list() if all_ else b.pending())
+    if json_:
+        echo_json([_row(r) for r in requests])
+        return
+    console = stdout_console()
+    if not requests:
+        console.print("No pending approval requests." if not all_ else "No approval requests.")
+        return
+    table = Table(title=f"{len(requests)} approval request(s)")
+    for column in ("ID", "Status", "Agent", "From", "What", "Reason", "Asked", "Expires"):
+        table.add_column(column)
+    for r in requests:
+        table.add_row(
+            r.id,
+            r.status,
+            r.agent,
+            r.origin,
+            r.scope.describe(),
+            r.reason,
+            _ago(r.created_at),
+            _ago(r.expires_at) if r.status == "pending" else "-",
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show(request_id: IdArgument, db: DbOption = None) -> None:
+    """Show one request in full, including the exact arguments that would run."""
+    request = _run(db, lambda b: b.get(request_id))
+    if request is None:
+        raise typer.BadParameter(f"there is no approval request {request_id!r}.", param_hint="'ID'")
+    echo_json(_row(request))
+
+
+@app.command("approve")
+def approve(
+    request_id: IdArgument,
+    db: DbOption = None,
+    for_: Annotated[
+        str | None,
+        typer.Option(
+            "--for",
+            metavar="DURATION",
+            help="Approve every identical request for this long (30s, 10m, 2h, 1d).",
+        ),
+    ] = None,
+    scope: Annotated[
+        bool, typer.Option("--scope", help="Approve this exact scope for good.")
+    ] = False,
+    by: ByOption = "cli",
+    json_: JsonFlag = False,
+) -> None:
+    """Approve a pending request: once by default, for a while with --for, or for good
+    with --scope."""
+    if for_ is not None and scope:
+        raise typer.BadParameter("give --for or --scope, not both.", param_hint="'--for'")
+    if scope:
+        decision = Decision.approve_scope()
+    elif for_ is not None:
+        decision = Decision.approve_for(parse_duration(for_))
+    else:
+        decision = Decision.approve_once()
+    request = _run(db, lambda b: b.resolve(request_id, decision, by=by))
+    if json_:
+        echo_json(_row(request))
+    else:
+        stdout_console().print(f"Approved {request.id}: {request.scope.describe()}")
+
+
+@app.command("deny")
+def deny(
+    request_id: IdArgument, db: DbOption = None, by: ByOption = "cli", json_: JsonFlag = False
+) -> None:
+    """Deny a pending request; the waiting call is refused."""
+    request = _run(db, lambda b: b.resolve(request_id, Decision.deny(), by=by))
+    if json_:
+        echo_json(_row(request))
+    else:
+        stdout_console().print(f"Denied {request.id}: {request.scope.describe()}")
