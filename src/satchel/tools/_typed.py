@@ -40,23 +40,28 @@ class TypedPlan:
     validate: Callable[[dict[str, Any]], Any]
     check_output: Callable[[Any], Any]
     operations: Mapping[str, OperationSpec] | None
+    exact_output: type | None = None
+    """An output of exactly this type needs no check (the hot path skips the call)."""
 
 
 def _is_model(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, BaseModel)
 
 
-def _output_checker(out_type: Any) -> tuple[Callable[[Any], Any], dict[str, Any] | None, bool]:
-    """(check, output JSON schema or None, wrapped?) for a declared output type."""
+def _output_checker(
+    out_type: Any,
+) -> tuple[Callable[[Any], Any], dict[str, Any] | None, bool, type | None]:
+    """(check, output JSON schema or None, wrapped?, exact type needing no check) for a
+    declared output type."""
     if out_type is Any or out_type is inspect.Parameter.empty:
-        return (lambda value: value), {"type": "object", "properties": {"result": {}}}, True
+        return (lambda value: value), {"type": "object", "properties": {"result": {}}}, True, None
     if _is_model(out_type):
         model = cast(type[BaseModel], out_type)
 
         def check_model(value: Any) -> Any:
             return value if isinstance(value, model) else model.model_validate(value)
 
-        return check_model, _schema.normalize(model.model_json_schema()), False
+        return check_model, _schema.normalize(model.model_json_schema()), False, model
     adapter: TypeAdapter[Any] = TypeAdapter(out_type)
     inner = _schema.normalize(
         {"type": "object", "properties": {"result": adapter.json_schema()}, "required": ["result"]}
@@ -68,7 +73,7 @@ def _output_checker(out_type: Any) -> tuple[Callable[[Any], Any], dict[str, Any]
             return value
         return adapter.validate_python(value)
 
-    return check_value, inner, True
+    return check_value, inner, True, simple
 
 
 def build_plan(
@@ -111,7 +116,7 @@ def build_plan(
     try:
         input_schema = _schema.normalize(raw_schema)
         op_info = _schema.operations(raw_schema)
-        check, output_schema, wrapped = _output_checker(output_type)
+        check, output_schema, wrapped, exact = _output_checker(output_type)
     except SchemaError as exc:
         raise SchemaError(f"Tool {name!r}: {exc.message}", details=exc.details) from exc
     base = annotations or ToolAnnotations()
@@ -141,7 +146,13 @@ def build_plan(
         annotations=base,
         operations=op_specs,
     )
-    return TypedPlan(spec=spec, validate=validate, check_output=check, operations=op_specs or None)
+    return TypedPlan(
+        spec=spec,
+        validate=validate,
+        check_output=check,
+        operations=op_specs or None,
+        exact_output=exact,
+    )
 
 
 def check_name(name: str) -> None:
@@ -316,16 +327,19 @@ class Tool(BaseTool, Generic[InT, OutT]):
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Validate ``args`` against the input type and run :meth:`execute`."""
         plan = self._plan_cache or self._plan()
-        spec = plan.spec
         if not self._is_async:
-            return await run_plan(spec.name, plan, args, ctx, self.execute, False)
-        # The hot path, inlined: valid arguments and an async execute.
+            return await run_plan(plan.spec.name, plan, args, ctx, self.execute, False)
+        # The hot path, inlined: valid arguments, an async execute, an output of the
+        # declared type. Anything else takes the general path.
         try:
             params = plan.validate(args)
         except ValidationError:
-            return await run_plan(spec.name, plan, args, ctx, self.execute, True)
+            return await run_plan(plan.spec.name, plan, args, ctx, self.execute, True)
         try:
-            out = plan.check_output(await self.execute(params, ctx))  # pyright: ignore[reportGeneralTypeIssues]
+            out: Any = await self.execute(params, ctx)  # pyright: ignore[reportGeneralTypeIssues,reportUnknownVariableType]
+            if type(out) is not plan.exact_output:  # pyright: ignore[reportUnknownArgumentType]
+                out = plan.check_output(out)
         except Exception as exc:  # the boundary: every tool failure becomes a result
-            return failure_result(spec.name, exc)
+            return failure_result(plan.spec.name, exc)
+        spec = plan.spec
         return ToolResult(spec.name, out, None, (), spec.output_wrapped)

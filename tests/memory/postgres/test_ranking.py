@@ -46,10 +46,18 @@ async def test_on_a_large_table_the_commonest_terms_are_dropped_to_stay_in_budge
     stats = pg_store._stats  # pyright: ignore[reportPrivateUsage]
     stats.budget = 100
     async with pg_store._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
-        assert await stats.choose(conn, BLOCKS, ["common", "platypus"]) == (["platypus"], "or")
-        # Every term over budget: the AND of the rarest three.
-        terms, combine = await stats.choose(conn, BLOCKS, ["common", "word"])
-        assert (sorted(terms), combine) == (["common", "word"], "and")
+        chosen = await stats.choose(conn, BLOCKS, ["common", "platypus"])
+        assert (chosen.terms, chosen.combine, chosen.cap) == (["platypus"], "or", None)
+        # Every term over budget: the AND of the rarest three, capped to the newest
+        # rows as these two are in nearly every row.
+        chosen = await stats.choose(conn, BLOCKS, ["common", "word"])
+        assert (sorted(chosen.terms), chosen.combine, chosen.cap) == (
+            ["common", "word"],
+            "and",
+            100,
+        )
+    hits = await pg_store.search("ada", "common word", mode="bm25", limit=5)
+    assert len(hits) == 5
     hits = await pg_store.search("ada", "common platypus", mode="bm25", limit=10)
     assert sorted(h.text for h in hits) == ["another platypus", "common platypus", "platypus alone"]
 
@@ -58,4 +66,4 @@ async def test_a_small_table_keeps_every_term(pg_store: PostgresStore) -> None:
     await pg_store.create_block("ada", "a", "common platypus", kind=BlockKind.ARCHIVAL)
     async with pg_store._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
         chosen = await pg_store._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
-    assert chosen == (["common", "platypus"], "or")
+    assert (chosen.terms, chosen.combine) == (["common", "platypus"], "or")

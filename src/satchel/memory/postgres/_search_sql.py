@@ -17,7 +17,9 @@ first while their document counts add up to at most :data:`BM25_BUDGET`; counts 
 from the planner's statistics for the ``fts`` column (``pg_stats.most_common_elems``,
 refreshed by autovacuum's ANALYZE), cached for a minute. Terms the statistics do not
 list are rarer than any they do. If even the rarest term is over budget the query
-becomes the AND of the three rarest. Tables under the budget skip all this.
+becomes the AND of the three rarest, and if that still matches far more than the
+budget, only the newest ``budget`` matches are ranked. Tables under the budget skip
+all this.
 
 Vector candidates use the HNSW index on ``embedding::vector(dim)`` with pgvector's
 iterative scan, filtered in the same statement; when that yields fewer rows than asked
@@ -27,6 +29,7 @@ filtered vector search is never wrong, only slower.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +44,15 @@ from satchel.memory._search import SearchPlan, rank
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import dec, enc, enc_all, utc
 
-__all__ = ["BLOCKS", "BM25_BUDGET", "MESSAGES", "SearchRequest", "TermStats", "run_search"]
+__all__ = [
+    "BLOCKS",
+    "BM25_BUDGET",
+    "MESSAGES",
+    "Choice",
+    "SearchRequest",
+    "TermStats",
+    "run_search",
+]
 
 F32 = npt.NDArray[np.float32]
 
@@ -117,6 +128,23 @@ def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> Liter
     return " AND ".join(clauses)
 
 
+@dataclass(kw_only=True, frozen=True)
+class Choice:
+    """What full-text search looks for.
+
+    Attributes:
+        terms: The query terms kept.
+        combine: Match any of them (``or``) or all (``and``).
+        cap: Rank at most this many matching rows, the newest, when even the AND of
+            the rarest terms matches far more rows than the budget (such terms are in
+            nearly every entry, so they tell entries apart little anyway).
+    """
+
+    terms: list[str]
+    combine: Literal["or", "and"]
+    cap: int | None = None
+
+
 class TermStats:
     """Estimated document frequencies of lexemes, from the planner's statistics.
 
@@ -167,22 +195,26 @@ class TermStats:
                 self._lexemes[str(term)] = str(lexeme)
         return [self._lexemes.get(term, term) for term in terms]
 
-    async def choose(
-        self, conn: Conn, spec: _Spec, terms: list[str]
-    ) -> tuple[list[str], Literal["or", "and"]]:
-        """The terms to search for and how to combine them, keeping the rows ranked
-        near the budget (see the module doc)."""
+    async def choose(self, conn: Conn, spec: _Spec, terms: list[str]) -> Choice:
+        """The terms to search for, how to combine them, and a cap on the rows ranked,
+        keeping the rows ranked near the budget (see the module doc)."""
         budget = self.budget
         rows, freqs, floor = await self._table(conn, spec.table)
         if rows <= budget or not freqs:
-            return terms, "or"
+            return Choice(terms=terms, combine="or")
         lexemes = await self._lexemes_of(conn, terms)
         counts = sorted(
             (freqs.get(lexeme, floor / 2) * rows, position)
             for position, lexeme in enumerate(lexemes)
         )
         if counts[0][0] > budget:
-            return [terms[i] for _, i in counts[:3]], "and"
+            rarest = counts[:3]
+            both = rows * math.prod(count / rows for count, _ in rarest)
+            return Choice(
+                terms=[terms[i] for _, i in rarest],
+                combine="and",
+                cap=budget if both > budget else None,
+            )
         kept: list[str] = []
         total = 0.0
         for count, i in counts:
@@ -190,14 +222,13 @@ class TermStats:
                 break
             kept.append(terms[i])
             total += count
-        return kept, "or"
+        return Choice(terms=kept, combine="or")
 
 
 async def bm25_candidates(
     conn: Conn,
     spec: _Spec,
-    terms: list[str],
-    combine: Literal["or", "and"],
+    choice: Choice,
     where: LiteralString,
     params: _Params,
     n: int,
@@ -208,9 +239,12 @@ async def bm25_candidates(
     ``%(q)s`` when ``fill_in`` (``None`` if the row has no vector)."""
     a, table = spec.alias, spec.table
     queries: list[LiteralString] = []
-    for term in terms:
+    for term in choice.terms:
         queries.append(f"plainto_tsquery('satchel_fts'::regconfig, {params.add(term)})")
-    joiner: LiteralString = " && " if combine == "and" else " || "
+    joiner: LiteralString = " && " if choice.combine == "and" else " || "
+    cap: LiteralString = ""
+    if choice.cap is not None:
+        cap = f" ORDER BY {a}.pk DESC LIMIT {params.add(choice.cap)}"
     ranks = ", ".join(
         cast(LiteralString, f"ts_rank({_WEIGHTS}, {a}.fts, {q}, 1) AS r{i}")
         for i, q in enumerate(queries)
@@ -228,7 +262,7 @@ async def bm25_candidates(
     )
     sql: LiteralString = (
         f"WITH m AS MATERIALIZED (SELECT {a}.pk, {ranks} FROM {table} AS {a} "
-        f"WHERE {a}.fts @@ ({joiner.join(queries)}) AND {where}), "
+        f"WHERE {a}.fts @@ ({joiner.join(queries)}) AND {where}{cap}), "
         f"d AS (SELECT greatest(count(*)::float8, (SELECT reltuples FROM pg_class "
         f"WHERE oid = to_regclass('{table}'))::float8) AS total, {dfs} FROM m), "
         f"top AS (SELECT m.pk, {score} AS s FROM m, d ORDER BY s DESC, m.pk LIMIT %(n)s) "
@@ -357,12 +391,10 @@ async def run_search(conn: Conn, stats: TermStats, request: SearchRequest) -> li
     ]
     for spec in specs:
         if lexical_on:
-            terms, combine = await stats.choose(conn, spec, request.terms)
+            choice = await stats.choose(conn, spec, request.terms)
             params = _Params(me=request.agent, q=query, model=request.model)
             where = filter_clause(spec, request.filters, params)
-            lexical = await bm25_candidates(
-                conn, spec, terms, combine, where, params, n, fill_in=fill_in
-            )
+            lexical = await bm25_candidates(conn, spec, choice, where, params, n, fill_in=fill_in)
             for pk, (score, cosine) in lexical.items():
                 bm25[(spec.key, pk)] = score
                 if cosine is not None:
