@@ -14,6 +14,7 @@ PACKAGES = [
     "satchel.builtin",
     "satchel.consent",
     "satchel.embed",
+    "satchel.mcp",
     "satchel.memory",
     "satchel.meta",
     "satchel.providers",

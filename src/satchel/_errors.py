@@ -9,6 +9,7 @@ Every exception satchel raises derives from :class:`SatchelError`::
     │   ├── ToolRetry              "try again with different arguments"  -> kind "retry"
     │   ├── ToolFailed             "this failed; retrying will not help" -> kind "failed"
     │   └── ApprovalRequired       "a human must approve this first"     -> kind "needs_approval"
+    │       └── ElicitationPending (satchel.mcp) the MCP client is being asked; retry after
     ├── MemoryStoreError           a memory operation was refused       -> kind "failed"
     │   ├── NotFoundError          no such block, entry or agent
     │   ├── AlreadyExistsError     a block with that label exists already

@@ -507,12 +507,10 @@ class PostgresStore:
             return f"share block {block.label!r} with {recipient!r} at {permission.value}"
 
         async def write(conn: Conn, pk: int, level: Permission) -> Block:
+            if recipient == agent:  # past the gate, ``agent`` is the owner
+                raise ValueError("a block cannot be shared with its own owner")
             return await _blocks.set_share(conn, pk, agent, level, recipient, permission)
 
-        validate_agent(agent)
-        _, owned = await self._run(lambda conn: _blocks.resolve(conn, agent, label))
-        if recipient == owned.agent:
-            raise ValueError("a block cannot be shared with its own owner")
         _, block = await self._gated(
             agent, label, Operation.SHARE, reason, write, share_level=permission
         )
