@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -62,13 +60,6 @@ def test_two_registries_defining_the_same_tool_are_refused() -> None:
         "satchel.examples:build_registry",
     )
     assert_usage_error(result, "'word_count'", "defined by both")
-
-
-def test_lazy_without_the_meta_tools_says_so() -> None:
-    if importlib.util.find_spec("satchel.meta") is not None:
-        pytest.skip("satchel.meta exists in this build")
-    result = run("serve", "--tools", "satchel.examples:registry", "--lazy")
-    assert_usage_error(result, "--lazy", "satchel.meta")
 
 
 def test_pinning_a_tool_the_catalog_lacks_is_refused() -> None:

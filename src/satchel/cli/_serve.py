@@ -1,16 +1,25 @@
 """``satchel serve``: run an MCP server over stdio (the default) or streamable HTTP.
 
-What it serves is built in two steps, so each later feature has one place to go:
+What it serves is built in steps, so each feature has one place to go:
 
-1. :func:`build_catalog` gathers every tool: the built-in memory tools
-   (:func:`memory_tools`, the seam where they plug in) and each ``--tools`` registry.
-   ``--mount`` servers are then mounted into the catalog.
-2. :func:`served_registry` decides what clients see: the catalog itself, or with
-   ``--lazy`` the three meta-tools over it plus the ``--pin`` tools.
+1. At startup the memory store at ``--db`` (default: :func:`~satchel.memory.default_path`)
+   and a :class:`~satchel.consent.PermissionBroker` on the same file are opened; both are
+   closed at shutdown.
+2. :func:`build_catalog` gathers every tool: the built-in memory tools
+   (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``) and
+   each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
+3. :func:`served_registry` decides what clients see: the catalog behind the approval
+   gate (:func:`~satchel.mcp.with_mcp_approval`), or with ``--lazy`` the three
+   meta-tools over it (gated by the same broker) plus the ``--pin`` tools.
+4. The server gets the agent's rendered context as its ``instructions`` and its memory
+   blocks as resources (:class:`~satchel.mcp.MemoryResources`); memory writes announce
+   ``resources/list_changed``.
 
-Until the memory built-ins land, ``satchel serve`` without ``--tools`` or ``--mount``
-serves no tools (it says so on stderr); ``--tools satchel.examples:registry`` serves the
-demo tools.
+A destructive call is approved by the client's human through elicitation when the
+client supports it, else it returns ``pending_confirmation`` and ``satchel approvals
+approve ID --db ...`` decides; the model then calls again with ``approval_id``. A memory
+write that needs consent waits at most ``--consent-wait`` seconds (see
+:class:`~satchel.mcp.MemoryConsent`).
 """
 
 from __future__ import annotations
@@ -18,18 +27,25 @@ from __future__ import annotations
 import ipaddress
 import logging
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
 from satchel.cli._common import load_registry
-from satchel.registry import RegistryEvent, ToolRegistry
+from satchel.cli._memory import resolve_db_path
+from satchel.consent import PermissionBroker, SQLiteApprovalStore
+from satchel.memory import MemoryStore, SQLiteStore
+from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
+from satchel.tools import BaseTool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from satchel.meta import MetaTools
 
 __all__ = [
     "MountSpec",
@@ -63,8 +79,9 @@ class ServeOptions:
     lazy: bool = False
     pins: tuple[str, ...] = ()
     agent: str = "default"
-    db: Path | None = None
+    db: Path | str | None = None
     mounts: tuple[MountSpec, ...] = field(default=())
+    consent_wait: float = 5.0
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -124,16 +141,41 @@ def _is_loopback(host: str) -> bool:
 # -- what is served --------------------------------------------------------------------
 
 
-def memory_tools(options: ServeOptions) -> ToolRegistry | None:
+def memory_tools(
+    store: MemoryStore | None, *, on_write: Callable[[], None] | None = None
+) -> ToolRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
-    ``send_message``) for ``options.agent`` on the store at ``options.db``.
+    ``send_message``) on ``store``; ``None`` without a store.
 
-    This is the seam where they plug in: return their registry here once
-    ``satchel.builtin`` exists. Until then there are none.
+    The acting agent is each call's ``ctx.agent`` (``--agent`` when served).
+
+    Args:
+        store: The opened memory store.
+        on_write: Called after every successful call that may have written memory
+            (to announce that the memory resources changed).
     """
-    if options.db is not None:
-        logger.warning("--db is accepted but the memory tools are not available yet")
-    return None
+    if store is None:
+        return None
+    from satchel.builtin import memory_toolset
+
+    tools = memory_toolset(store)
+    if on_write is None:
+        return tools
+    return ToolRegistry([_Announcing(t, on_write) for t in tools], context=tools.context)
+
+
+class _Announcing(WrapperTool):
+    """Calls ``on_write`` after a successful call that is not read-only."""
+
+    def __init__(self, inner: BaseTool, on_write: Callable[[], None]) -> None:
+        super().__init__(inner)
+        self._on_write = on_write
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        result = await self.inner.call(args, ctx)
+        if result.error is None and self.inner.spec.annotations_for(args).read_only is not True:
+            self._on_write()
+        return result
 
 
 def _mirror(source: ToolRegistry, target: ToolRegistry) -> None:
@@ -151,9 +193,10 @@ def _mirror(source: ToolRegistry, target: ToolRegistry) -> None:
     source.subscribe(follow)
 
 
-def build_catalog(options: ServeOptions) -> ToolRegistry:
+def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
-    meta-tools: the memory built-ins, then each ``--tools`` registry.
+    meta-tools: the memory built-ins (``memory``, see :func:`memory_tools`), then each
+    ``--tools`` registry.
 
     A single registry is served as it is; several are merged, and a name defined twice
     is an error.
@@ -163,9 +206,8 @@ def build_catalog(options: ServeOptions) -> ToolRegistry:
         SatchelUsageError: two sources define the same tool name.
     """
     sources: list[tuple[str, ToolRegistry]] = []
-    builtin = memory_tools(options)
-    if builtin is not None:
-        sources.append(("the memory tools", builtin))
+    if memory is not None:
+        sources.append(("the memory tools", memory))
     sources += [(target, load_registry(target)) for target in options.tools]
     if len(sources) == 1:
         return sources[0][1]
@@ -185,7 +227,9 @@ def build_catalog(options: ServeOptions) -> ToolRegistry:
     return catalog
 
 
-def _meta_tools(catalog: ToolRegistry, pins: Sequence[str]) -> ToolRegistry:
+def _meta_tools(
+    catalog: ToolRegistry, pins: Sequence[str], broker: PermissionBroker | None
+) -> MetaTools:
     try:
         from satchel.meta import MetaTools
     except ModuleNotFoundError as exc:
@@ -195,21 +239,10 @@ def _meta_tools(catalog: ToolRegistry, pins: Sequence[str]) -> ToolRegistry:
             "needs the meta-tools (satchel.meta), which this build of satchel does not have yet.",
             param_hint="'--lazy'",
         ) from exc
-    # Approvals of destructive calls go to MetaTools' own in-memory broker for now; the
-    # approvals work replaces it with one on the database (and MCP elicitation).
-    return MetaTools(catalog, dialect="mcp", pinned=pins).registry
+    return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins)
 
 
-def served_registry(catalog: ToolRegistry, options: ServeOptions) -> ToolRegistry:
-    """What clients see: the catalog, or with ``--lazy`` the meta-tools over it and the
-    ``--pin`` tools beside them.
-
-    Raises:
-        typer.BadParameter: ``--pin`` names a tool the catalog lacks, or ``--lazy`` is
-            asked for without the meta-tools.
-    """
-    if not options.lazy:
-        return catalog
+def _check_pins(catalog: ToolRegistry, options: ServeOptions) -> None:
     missing = [name for name in options.pins if name not in catalog]
     if missing:
         raise typer.BadParameter(
@@ -217,17 +250,80 @@ def served_registry(catalog: ToolRegistry, options: ServeOptions) -> ToolRegistr
             f"{', '.join(catalog.names()) or '(none)'}.",
             param_hint="'--pin'",
         )
-    return _meta_tools(catalog, options.pins)
+
+
+def served_registry(
+    catalog: ToolRegistry, options: ServeOptions, *, broker: PermissionBroker | None = None
+) -> ToolRegistry:
+    """What clients see: the catalog, or with ``--lazy`` the meta-tools over it and the
+    ``--pin`` tools beside them.
+
+    Args:
+        catalog: Every tool (see :func:`build_catalog`).
+        options: What was asked for.
+        broker: Approves destructive calls. Directly served tools are gated with
+            :func:`~satchel.mcp.with_mcp_approval` (elicitation, or an ``approval_id``
+            argument); the meta-tools gate ``invoke_tool`` and the pinned tools with it.
+            Without a broker the catalog is served ungated (and the meta-tools use their
+            own in-memory broker).
+
+    Raises:
+        typer.BadParameter: ``--pin`` names a tool the catalog lacks, or ``--lazy`` is
+            asked for without the meta-tools.
+    """
+    if not options.lazy:
+        if broker is None:
+            return catalog
+        from satchel.mcp import with_mcp_approval
+
+        return with_mcp_approval(catalog, broker)
+    _check_pins(catalog, options)
+    return _meta_tools(catalog, options.pins, broker).registry
+
+
+def _embedder() -> Any:
+    from satchel.embed import default_embedder
+
+    try:
+        return default_embedder()
+    except SatchelUsageError as exc:
+        logger.warning("searching by keywords only: %s", exc.message)
+        return None
 
 
 # -- running ------------------------------------------------------------------------
 
 
 async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str | None) -> None:
-    from satchel.mcp import create_server, mount_mcp  # the MCP SDK loads only to serve
+    from satchel.builtin import render_context
+    from satchel.mcp import (  # the MCP SDK loads only to serve
+        MemoryConsent,
+        MemoryResources,
+        SatchelServer,
+        create_server,
+        mount_mcp,
+    )
 
-    catalog = build_catalog(options)
+    db = None if options.db is None else str(options.db)
+    path = resolve_db_path(db, must_exist=False)
+    server: SatchelServer | None = None
+
+    def announce() -> None:
+        if server is not None:
+            server.notify_resources_changed()
+
     async with AsyncExitStack() as stack:
+        broker = await stack.enter_async_context(
+            PermissionBroker(SQLiteApprovalStore(path), origin="mcp")
+        )
+        store = await SQLiteStore.open(
+            path,
+            embedder=_embedder(),
+            consent=MemoryConsent(broker, wait=options.consent_wait),
+        )
+        stack.push_async_callback(store.close)
+        logger.info("memory of agent %r at %s", options.agent, path)
+        catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
         for spec in options.mounts:
             await stack.enter_async_context(
                 mount_mcp(
@@ -238,14 +334,19 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
                     url=spec.url,
                 )
             )
-        served = served_registry(catalog, options)
-        if not len(served):
-            typer.echo(
-                "satchel: no tools to serve yet; add --tools MODULE:ATTR "
-                "(e.g. --tools satchel.examples:registry) or --mount PREFIX=COMMAND.",
-                err=True,
-            )
-        server = create_server(served, agent=options.agent)
+        if options.lazy:
+            _check_pins(catalog, options)
+            meta = _meta_tools(catalog, options.pins, broker)
+            await meta.prepare()
+            served = meta.registry
+        else:
+            served = served_registry(catalog, options, broker=broker)
+        server = create_server(
+            served,
+            agent=options.agent,
+            instructions=await render_context(store, options.agent, served),
+            resources=MemoryResources(store, served),
+        )
         if http is None:
             await server.run_stdio()
             return
@@ -304,11 +405,23 @@ def serve(
         typer.Option("--agent", envvar="SATCHEL_AGENT", help="The agent whose memory is used."),
     ] = "default",
     db: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
-            "--db", envvar="SATCHEL_DB", help="The memory database (default: the data dir)."
+            "--db",
+            envvar="SATCHEL_DB",
+            help="The memory database file (default: the data dir); also holds approvals.",
         ),
     ] = None,
+    consent_wait: Annotated[
+        float,
+        typer.Option(
+            "--consent-wait",
+            min=0,
+            metavar="SECONDS",
+            help="How long a memory write needing consent waits for `satchel approvals` "
+            "before it is refused (the request stays pending for a later try).",
+        ),
+    ] = 5.0,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -340,7 +453,9 @@ def serve(
         agent=agent,
         db=db,
         mounts=tuple(parse_mount(m) for m in mount or ()),
+        consent_wait=consent_wait,
     )
+    resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
     if address is None and token:
         logger.info("--token applies to --http only; ignored on stdio")

@@ -17,9 +17,12 @@ Mount::
 
 A tool served over MCP reaches its client (to ask its human with elicitation) through
 :func:`client_channel`. Memory blocks and other readable things are served through a
-:class:`ResourceProvider`.
+:class:`ResourceProvider`; :class:`MemoryResources` serves an agent's memory blocks.
+:func:`with_mcp_approval` gates destructive calls behind the client's human
+(elicitation) or ``satchel approvals`` in another terminal.
 """
 
+from satchel.mcp._approvals import APPROVAL_ARGUMENT, MemoryConsent, with_mcp_approval
 from satchel.mcp._channel import (
     CLIENT_CHANNEL_KEY,
     ClientChannel,
@@ -27,16 +30,20 @@ from satchel.mcp._channel import (
     ElicitationPending,
     client_channel,
 )
+from satchel.mcp._memory_resources import MemoryResources
 from satchel.mcp._mount import MountedServer, RemoteTool, local_tool_name, mount_mcp
 from satchel.mcp._resources import ResourceContent, ResourceInfo, ResourceProvider
 from satchel.mcp._server import ContextFactory, SatchelServer, create_server
 
 __all__ = [
+    "APPROVAL_ARGUMENT",
     "CLIENT_CHANNEL_KEY",
     "ClientChannel",
     "ContextFactory",
     "ElicitationAnswer",
     "ElicitationPending",
+    "MemoryConsent",
+    "MemoryResources",
     "MountedServer",
     "RemoteTool",
     "ResourceContent",
@@ -47,4 +54,5 @@ __all__ = [
     "create_server",
     "local_tool_name",
     "mount_mcp",
+    "with_mcp_approval",
 ]

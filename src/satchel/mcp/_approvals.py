@@ -1,0 +1,276 @@
+"""Approvals over MCP: a destructive call is decided by the client's human when the
+client can be asked (elicitation), and otherwise from another terminal.
+
+:func:`with_mcp_approval` gates every tool of a registry like
+:func:`~satchel.consent.with_approval`, and adds two things for serving over MCP:
+
+* **Elicitation first.** When the client declared elicitation, a destructive call asks
+  its human at once (:meth:`ClientChannel.confirm <satchel.mcp.ClientChannel.confirm>`).
+  The answer is recorded in the broker as a decided request (an audit trail on the
+  database, visible to ``satchel approvals list``), then the call runs once (approve) or
+  returns a ``denied`` error (decline, dismiss).
+* **The approval id travels as an argument.** Otherwise the call returns
+  ``needs_approval`` with ``status: "pending_confirmation"`` and an ``approval_id``; a
+  human decides with ``satchel approvals approve ID`` on the same database, and the model
+  calls the tool again with the same arguments plus ``approval_id``. A model only ever
+  produces arguments (it cannot set a request's ``_meta``), so each destructive tool's
+  input schema gains an optional ``approval_id`` string, which the gate removes before
+  the tool sees the arguments.
+
+:class:`MemoryConsent` is the memory store's consent handler for ``satchel serve``
+(writes to blocks whose permission asks for consent). It never blocks a call for long:
+it asks the client's human when it can, otherwise it files a pending request, waits a
+few seconds for a decision, and refuses the write if none came. A human who approves
+later (``satchel approvals approve ID``) lets the model's next try of the same write
+through, once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+from collections.abc import Mapping
+from contextvars import ContextVar
+from typing import Any, Final
+
+import anyio
+import jsonschema
+
+from satchel._errors import SatchelUsageError
+from satchel.consent import (
+    ApprovalError,
+    ConsentScope,
+    Decision,
+    PermissionBroker,
+    gated_call,
+)
+from satchel.mcp._channel import ClientChannel, client_channel
+from satchel.memory import ConsentRequest
+from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
+from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult, ToolSpec
+
+__all__ = ["APPROVAL_ARGUMENT", "MemoryConsent", "with_mcp_approval"]
+
+APPROVAL_ARGUMENT: Final = "approval_id"
+"""The optional argument a destructive tool served over MCP accepts: the id of a
+human's approval, from an earlier ``pending_confirmation`` result."""
+
+_RETRY_HINT: Final = (
+    f"call this tool again with exactly the same arguments plus `{APPROVAL_ARGUMENT}` "
+    "set to that id"
+)
+_ARGUMENT_SCHEMA: Final[dict[str, Any]] = {
+    "type": "string",
+    "description": (
+        "Leave out. Only when retrying a call that returned pending_confirmation and the "
+        "user has approved it: the approval_id that result gave."
+    ),
+}
+_MAX_SHOWN: Final = 200
+
+_channel: ContextVar[ClientChannel | None] = ContextVar("satchel_mcp_channel", default=None)
+"""The client channel of the tool call being served, for :class:`MemoryConsent`."""
+
+
+def _shown(args: Mapping[str, Any]) -> str:
+    text = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _fits(spec: ToolSpec, args: dict[str, Any]) -> bool:
+    validator = jsonschema.Draft202012Validator(spec.input_schema)
+    return validator.is_valid(args)  # pyright: ignore[reportUnknownMemberType]
+
+
+def _question_key(scope: ConsentScope) -> str:
+    """The same for the same tool and arguments, so a 2026-07-28 client's answer is
+    found when the call runs again."""
+    return "satchel-approve-" + hashlib.sha256(scope.key.encode()).hexdigest()[:24]
+
+
+class _McpApprovalGate(WrapperTool):
+    def __init__(self, inner: BaseTool, broker: PermissionBroker) -> None:
+        super().__init__(inner)
+        self.broker = broker
+        spec = inner.spec
+        self._spec = spec
+        if spec.is_destructive():
+            properties: dict[str, Any] = dict(spec.input_schema.get("properties") or {})
+            if APPROVAL_ARGUMENT in properties:
+                raise SatchelUsageError(
+                    f"The tool {spec.name!r} has its own {APPROVAL_ARGUMENT!r} argument, "
+                    "which satchel serve uses to present approvals; rename that argument."
+                )
+            properties[APPROVAL_ARGUMENT] = _ARGUMENT_SCHEMA
+            schema = {**spec.input_schema, "properties": properties}
+            self._spec = spec.model_copy(update={"input_schema": schema})
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        args = dict(args)
+        presented = args.pop(APPROVAL_ARGUMENT, None) if self._spec is not self.inner.spec else None
+        if presented is not None and not isinstance(presented, str):
+            return ToolResult(
+                self._spec.name,
+                error=ToolError(
+                    "invalid_arguments",
+                    f"`{APPROVAL_ARGUMENT}` must be the string a pending_confirmation result gave.",
+                    {"errors": [{"field": APPROVAL_ARGUMENT, "problem": "not a string"}]},
+                ),
+            )
+        if presented:
+            ctx = dataclasses.replace(ctx, approval_id=presented)
+        token = _channel.set(client_channel(ctx))
+        try:
+            return await self._gated(args, ctx)
+        finally:
+            _channel.reset(token)
+
+    async def _plain(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await gated_call(
+            self.inner.spec, args, ctx, self.broker, self.inner.call, retry_hint=_RETRY_HINT
+        )
+
+    async def _gated(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        spec = self.inner.spec
+        channel = client_channel(ctx)
+        if (
+            ctx.approval_id
+            or channel is None
+            or not channel.can_elicit
+            or not spec.is_destructive(args)
+            or not _fits(spec, args)  # gated_call reports the problems; nobody is asked
+        ):
+            return await self._plain(args, ctx)
+        try:
+            scope = ConsentScope.tool_execution(spec.name, args)
+        except SatchelUsageError:
+            return await self._plain(args, ctx)  # reports the arguments as invalid
+        if await self.broker.check(scope) is not None:  # a standing grant covers it
+            return await self._plain(args, ctx)
+        approved = await channel.confirm(
+            f"Allow the assistant to run {spec.name}({_shown(args)})? Nothing runs "
+            "unless you approve.",
+            key=_question_key(scope),
+        )
+        if approved is None:  # the client failed the request: fall back to the CLI
+            return await self._plain(args, ctx)
+        request = await self.broker.request(
+            scope,
+            f"Run {spec.name}({_shown(args)})",
+            ctx.origin or "mcp",
+            agent=ctx.agent,
+            arguments=args,
+            wait=False,
+        )
+        if request.status == "pending":
+            decision = Decision.approve_once() if approved else Decision.deny()
+            by = f"mcp elicitation ({channel.client_name or 'client'})"
+            # decided elsewhere a moment ago: that decision stands
+            with contextlib.suppress(ApprovalError):
+                request = await self.broker.resolve(request.id, decision, by=by)
+        if not approved:
+            return ToolResult(
+                spec.name,
+                error=ToolError(
+                    "denied",
+                    "The user declined this call in the MCP client; nothing ran. Do not "
+                    "retry it unless the user asks you to.",
+                    {"status": "denied", "approval_id": request.id, "tool": spec.name},
+                ),
+            )
+        return await self._plain(args, dataclasses.replace(ctx, approval_id=request.id))
+
+
+def with_mcp_approval(registry: ToolRegistry, broker: PermissionBroker) -> ToolRegistry:
+    """Gate the destructive calls of every tool of ``registry`` for serving over MCP
+    (see the module doc): elicitation when the client supports it, otherwise a
+    ``pending_confirmation`` result and an ``approval_id`` argument for the retry.
+
+    Args:
+        registry: The tools to gate.
+        broker: Stores and decides approvals; on the memory database so that
+            ``satchel approvals`` in another terminal can decide them.
+
+    Returns:
+        A new registry of gated tools (the destructive ones with the extra argument),
+        kept in step with later changes to ``registry``.
+
+    Raises:
+        SatchelUsageError: A destructive tool already has an ``approval_id`` argument.
+
+    Example:
+        >>> broker = PermissionBroker(SQLiteApprovalStore(db_path))  # doctest: +SKIP
+        >>> server = create_server(with_mcp_approval(tools, broker))  # doctest: +SKIP
+    """
+    gated = ToolRegistry([_McpApprovalGate(t, broker) for t in registry], context=registry.context)
+
+    def follow(event: RegistryEvent) -> None:  # mounted servers come and go
+        if event.kind == "removed":
+            if gated.get(event.name) is not None:
+                gated.unregister(event.name)
+            return
+        tool = registry.get(event.name)
+        if tool is not None:
+            gated.register(_McpApprovalGate(tool, broker), replace=True)
+
+    registry.subscribe(follow)
+    return gated
+
+
+class MemoryConsent:
+    """A memory store's consent handler that never holds a call for long.
+
+    In order: an approval a human gave meanwhile for this block and agent (``satchel
+    approvals approve ID``, after an earlier refusal) is spent and the write runs;
+    during an MCP tool call on a handshake-era connection whose client can elicit, its
+    human is asked; otherwise a pending request is filed and the write waits up to
+    ``wait`` seconds for a decision, and is refused if none came (the request stays
+    pending for the broker's ``default_timeout``, so a later try can use it).
+
+    Args:
+        broker: Where requests are filed and decided.
+        wait: Seconds a write waits for a decision from another process.
+    """
+
+    def __init__(self, broker: PermissionBroker, *, wait: float = 5.0) -> None:
+        self.broker = broker
+        self.wait = wait
+
+    async def __call__(self, request: ConsentRequest, /) -> bool:
+        """Decide whether the memory write ``request`` describes may happen."""
+        broker = self.broker
+        scope = ConsentScope.memory_edit(request.label, owner=request.owner, agent=request.agent)
+        for given in await broker.store.by_scope(scope.key, "approved"):
+            if given.agent == request.agent and await self._spend(given.id, scope):
+                return True
+        reason = f"{request.agent} wants to {request.operation.value} block {request.label!r}"
+        reason += f" ({request.reason})" if request.reason else ""
+        channel = _channel.get()
+        answer: bool | None = None
+        if channel is not None and channel.can_elicit and not channel.is_modern:
+            # A 2026-07-28 connection would need the whole call to be retried, which a
+            # write already under way cannot do; those clients use the CLI path.
+            answer = await channel.confirm(f"Allow this? {reason}.", key=_question_key(scope))
+        asked = await broker.request(scope, reason, "mcp", agent=request.agent, wait=False)
+        if asked.status == "pending" and answer is not None:
+            decision = Decision.approve_once() if answer else Decision.deny()
+            try:
+                asked = await broker.resolve(asked.id, decision, by="mcp elicitation")
+            except ApprovalError:
+                asked = await broker.get(asked.id) or asked
+        elif asked.status == "pending":
+            with anyio.move_on_after(self.wait):
+                asked = await broker.wait(asked.id)
+        return asked.status == "approved" and await self._spend(asked.id, scope)
+
+    async def _spend(self, approval_id: str, scope: ConsentScope) -> bool:
+        try:
+            await self.broker.consume(approval_id, scope)
+        except ApprovalError:
+            return False
+        return True
