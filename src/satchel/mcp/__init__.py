@@ -31,7 +31,8 @@ from satchel.mcp._channel import (
     client_channel,
 )
 from satchel.mcp._memory_resources import MemoryResources
-from satchel.mcp._mount import MountedServer, RemoteTool, local_tool_name, mount_mcp
+from satchel.mcp._mount import MountedServer, mount_mcp
+from satchel.mcp._remote import RemoteTool, local_tool_name
 from satchel.mcp._resources import ResourceContent, ResourceInfo, ResourceProvider
 from satchel.mcp._server import ContextFactory, SatchelServer, create_server
 
