@@ -29,7 +29,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -178,7 +178,7 @@ class PostgresServer:
 
 
 @contextmanager
-def running_server() -> Iterator[PostgresServer]:
+def running_server() -> Generator[PostgresServer]:
     """A started server, stopped and deleted on exit; for a session fixture::
 
         @pytest.fixture(scope="session")

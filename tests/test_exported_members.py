@@ -16,6 +16,7 @@ PACKAGES = [
     "satchel.embed",
     "satchel.mcp",
     "satchel.memory",
+    "satchel.memory.postgres",
     "satchel.meta",
     "satchel.providers",
     "satchel.registry",

@@ -17,7 +17,7 @@ from satchel import VersionConflictError
 from satchel.memory.postgres import PostgresStore
 
 
-async def main(job: str, url: str, *args: str) -> None:
+async def main(job: str, url: str, args: list[str]) -> None:
     async with await PostgresStore.open(url, embedder=None, max_connections=2) as store:
         print("ready", flush=True)
         if sys.stdin.readline().strip() != "go":
@@ -36,4 +36,4 @@ async def main(job: str, url: str, *args: str) -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main, *sys.argv[1:])
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import select
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,7 +22,7 @@ WRITER = Path(__file__).with_name("pg_writer.py")
 
 
 @contextmanager
-def writers(*commands: list[str]) -> Iterator[list[subprocess.Popen[str]]]:
+def writers(*commands: list[str]) -> Generator[list[subprocess.Popen[str]]]:
     """Start writer processes and wait until each is ready; kill any left at the end."""
     processes = [
         subprocess.Popen(
