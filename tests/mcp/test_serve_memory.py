@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from mcp.client import ClientRequestContext
 
-from satchel.memory import BlockKind, SQLiteStore
+from satchel.memory import BlockKind, Permission, SQLiteStore
 
 from .conftest import STARTUP, satchel_stdio
 
@@ -40,7 +40,7 @@ def _answering(action: str, asked: list[str], approve: bool = True) -> Any:
 
 
 @asynccontextmanager
-async def serving(db: Path, *, mode: str = "legacy", elicit: Any = None) -> AsyncIterator[Client]:
+async def serving(db: Path, *, mode: str = "legacy", elicit: Any = None) -> AsyncGenerator[Client]:
     """A ``satchel serve --db DB --agent alice`` process and an SDK client on it."""
     params = satchel_stdio("--db", str(db), "--agent", AGENT)
     if elicit is None:
@@ -63,11 +63,18 @@ def _error(result: types.CallToolResult) -> dict[str, Any]:
     return result.meta["satchel/error"]
 
 
-async def _approvals(db: Path, *args: str) -> str:
+async def _approvals(db: Path, command: str, *args: str) -> str:
+    """``satchel approvals COMMAND --db DB ARGS`` in another process; its stdout."""
     done = await anyio.run_process(
-        [sys.executable, "-m", "satchel", "approvals", *args, "--db", str(db)], check=True
+        [sys.executable, "-m", "satchel", "approvals", command, "--db", str(db), *args],
+        check=True,
     )
     return done.stdout.decode()
+
+
+async def _decide(db: Path, verb: str, approval_id: str) -> None:
+    """``satchel approvals approve|deny -- ID`` (an id may start with ``-``)."""
+    await _approvals(db, verb, "--", approval_id)
 
 
 async def _reopen(db: Path) -> SQLiteStore:
@@ -204,7 +211,7 @@ async def test_a_destructive_call_waits_for_the_approvals_cli_then_runs_exactly_
             approval_id = pending["details"]["approval_id"]
             still = _error(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
             listed = json.loads(await _approvals(db, "list", "--json"))
-            await _approvals(db, "approve", approval_id)
+            await _decide(db, "approve", approval_id)
             ran = _ok(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
             again = _error(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
             other = _error(
@@ -243,7 +250,7 @@ async def test_a_destructive_call_denied_from_the_cli_never_runs(tmp_path: Path)
         async with serving(db) as client:  # no elicitation: the CLI decides
             pending = _error(await client.call_tool("context", wipe))
             approval_id = pending["details"]["approval_id"]
-            await _approvals(db, "deny", approval_id)
+            await _decide(db, "deny", approval_id)
             refused = _error(
                 await client.call_tool("context", {**wipe, "approval_id": approval_id})
             )
@@ -316,3 +323,81 @@ async def test_memory_blocks_are_listed_and_read_as_resources(tmp_path: Path) ->
     assert block.contents[0].text == "I am Alice."
     assert isinstance(context.contents[0], types.TextResourceContents)
     assert "I am Alice." in context.contents[0].text
+
+
+async def test_lazy_serving_gates_invoke_tool_with_the_broker_on_the_database(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    params = satchel_stdio("--db", str(db), "--agent", AGENT, "--lazy", "--pin", "search")
+    delete = {"operation": "delete", "label": "temp"}
+    with anyio.fail_after(STARTUP + 60):
+        async with Client(params) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            insert = {"operation": "insert", "content": "x", "label": "temp"}
+            _ok(
+                await client.call_tool("invoke_tool", {"tool_name": "recall", "parameters": insert})
+            )
+            call = {"tool_name": "recall", "parameters": delete}
+            pending = _error(await client.call_tool("invoke_tool", call))
+            approval_id = pending["details"]["approval_id"]
+            await _decide(db, "approve", approval_id)
+            ran = await client.call_tool("invoke_tool", {**call, "approval_id": approval_id})
+
+    assert {"discover_tools", "get_tool_schema", "invoke_tool", "search"} == names
+    assert pending["details"]["status"] == "pending_confirmation"
+    assert ran.is_error is not True
+    store = await _reopen(db)
+    try:
+        labels = [b.label for b in await store.list_blocks(AGENT)]
+    finally:
+        await store.close()
+    assert "temp" not in labels
+
+
+async def test_a_memory_write_announces_that_the_resources_changed(tmp_path: Path) -> None:
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceListChangedNotification):
+            changed.set()
+
+    params = satchel_stdio("--db", str(tmp_path / "m.db"), "--agent", AGENT)
+    with anyio.fail_after(STARTUP):
+        async with Client(params, mode="legacy", message_handler=on_message) as client:
+            await client.list_tools()
+            append = {"operation": "insert", "content": "note", "label": "n"}
+            _ok(await client.call_tool("recall", append))
+            await changed.wait()
+
+
+async def test_a_memory_write_needing_consent_is_refused_then_runs_once_after_approval(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    store = await SQLiteStore.open(db)
+    try:
+        await store.create_block(AGENT, "rules", "Be kind.", permission=Permission.HUMAN)
+    finally:
+        await store.close()
+    params = satchel_stdio("--db", str(db), "--agent", AGENT, "--consent-wait", "0")
+    append = {"operation": "append", "label": "rules", "content": "Be brief."}
+    with anyio.fail_after(STARTUP + 60):
+        async with Client(params, mode="legacy") as client:
+            refused = await client.call_tool("context", append)
+            pending = json.loads(await _approvals(db, "list", "--json"))
+            await _decide(db, "approve", pending[0]["id"])
+            ran = _ok(await client.call_tool("context", append))
+            again = await client.call_tool("context", append)
+
+    assert refused.is_error is True
+    assert len(pending) == 1
+    assert "rules" in pending[0]["reason"]
+    assert ran["block"]["chars"] == len("Be kind.\nBe brief.")
+    assert again.is_error is True  # the approval allowed one write
+    store = await _reopen(db)
+    try:
+        rules = await store.get_block(AGENT, "rules")
+    finally:
+        await store.close()
+    assert rules.value == "Be kind.\nBe brief."

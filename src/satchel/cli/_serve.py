@@ -45,6 +45,7 @@ from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from satchel.embed import Embedder
     from satchel.meta import MetaTools
 
 __all__ = [
@@ -281,7 +282,8 @@ def served_registry(
     return _meta_tools(catalog, options.pins, broker).registry
 
 
-def _embedder() -> Any:
+def _embedder() -> Embedder | None:
+    """The local embedder, or ``None`` (keyword search only) without its model files."""
     from satchel.embed import default_embedder
 
     try:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import logging
 from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any, Final
@@ -69,6 +70,8 @@ _ARGUMENT_SCHEMA: Final[dict[str, Any]] = {
 }
 _MAX_SHOWN: Final = 200
 
+logger = logging.getLogger("satchel.mcp")
+
 _channel: ContextVar[ClientChannel | None] = ContextVar("satchel_mcp_channel", default=None)
 """The client channel of the tool call being served, for :class:`MemoryConsent`."""
 
@@ -95,13 +98,13 @@ class _McpApprovalGate(WrapperTool):
         self.broker = broker
         spec = inner.spec
         self._spec = spec
-        if spec.is_destructive():
-            properties: dict[str, Any] = dict(spec.input_schema.get("properties") or {})
-            if APPROVAL_ARGUMENT in properties:
-                raise SatchelUsageError(
-                    f"The tool {spec.name!r} has its own {APPROVAL_ARGUMENT!r} argument, "
-                    "which satchel serve uses to present approvals; rename that argument."
-                )
+        properties: dict[str, Any] = dict(spec.input_schema.get("properties") or {})
+        # A tool with its own approval_id argument (a mounted satchel's tool) gates
+        # itself: it is passed through, so the human is not asked twice.
+        self.passthrough = APPROVAL_ARGUMENT in properties
+        if self.passthrough:
+            logger.info("%s takes its own approval_id; its own server gates it", spec.name)
+        elif spec.is_destructive():
             properties[APPROVAL_ARGUMENT] = _ARGUMENT_SCHEMA
             schema = {**spec.input_schema, "properties": properties}
             self._spec = spec.model_copy(update={"input_schema": schema})
@@ -111,6 +114,8 @@ class _McpApprovalGate(WrapperTool):
         return self._spec
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if self.passthrough:
+            return await self.inner.call(args, ctx)
         args = dict(args)
         presented = args.pop(APPROVAL_ARGUMENT, None) if self._spec is not self.inner.spec else None
         if presented is not None and not isinstance(presented, str):
@@ -200,8 +205,8 @@ def with_mcp_approval(registry: ToolRegistry, broker: PermissionBroker) -> ToolR
         A new registry of gated tools (the destructive ones with the extra argument),
         kept in step with later changes to ``registry``.
 
-    Raises:
-        SatchelUsageError: A destructive tool already has an ``approval_id`` argument.
+    A tool that already takes an ``approval_id`` argument (such as a mounted satchel
+    server's tool) is trusted to gate itself and passed through unchanged.
 
     Example:
         >>> broker = PermissionBroker(SQLiteApprovalStore(db_path))  # doctest: +SKIP

@@ -7,6 +7,7 @@ a block in or out of context (``archive``, ``load``, ``swap``) only changes its 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -19,12 +20,15 @@ __all__ = [
     "Block",
     "BlockKind",
     "Domain",
+    "ImportReport",
     "Message",
+    "OnConflict",
     "Permission",
     "Role",
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "check_import_record",
     "utc_now",
     "validate_agent",
     "validate_label",
@@ -36,6 +40,11 @@ Role = Literal["user", "assistant", "system", "tool"]
 SearchMode = Literal["hybrid", "bm25", "vector"]
 """Which retrievers :meth:`~satchel.memory.MemoryStore.search` uses: both fused, BM25
 only, or the vector index only."""
+
+OnConflict = Literal["error", "skip", "replace"]
+"""What :meth:`~satchel.memory.MemoryStore.import_records` does with a record whose id,
+or (for a block) whose owner and label, the store already holds: raise
+:class:`~satchel.AlreadyExistsError`, keep the stored one, or replace it."""
 
 _NAME_RE = re.compile(r"^[^/\x00-\x1f\x7f]{1,128}$")
 
@@ -301,3 +310,71 @@ class SearchHit(_Record):
     vector_rank: int | None = None
     bm25_score: float | None = None
     vector_score: float | None = None
+
+
+class ImportReport(_Record):
+    """What :meth:`~satchel.memory.MemoryStore.import_records` did.
+
+    Attributes:
+        blocks: Blocks written (new or replacing a stored one).
+        messages: Messages written (new or replacing a stored one).
+        skipped: Records left out because the store held them already
+            (``on_conflict="skip"``).
+    """
+
+    blocks: int = 0
+    messages: int = 0
+    skipped: int = 0
+
+
+_ID_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+_ROLES = ("user", "assistant", "system", "tool")
+
+
+def check_import_record(record: object, position: int) -> Block | Message:
+    """Check that ``record`` can be restored exactly, and return it.
+
+    Pydantic already checked each field's type when the record was built; this adds
+    what the stores require: valid agent names and labels, an id of 1-256 characters
+    without control characters, timezone-aware times, tags without duplicates,
+    JSON-serialisable metadata, ``version >= 1`` and ``char_limit >= 0``. A value over
+    its ``char_limit`` is accepted: a restore keeps what was stored.
+
+    Args:
+        record: The record to check.
+        position: Its 0-based position in the import, for the message.
+
+    Raises:
+        ValueError: The record is invalid; the message names it by position and id.
+    """
+    if not isinstance(record, Block | Message):
+        raise ValueError(
+            f"import record {position} is a {type(record).__name__}, not a Block or Message"
+        )
+    what = f"import record {position} ({type(record).__name__.lower()} {record.id!r})"
+    try:
+        if not _ID_RE.match(record.id):
+            raise ValueError("the id must be 1-256 characters with no control characters")
+        validate_agent(record.agent)
+        moments = [record.created_at]
+        if isinstance(record, Block):
+            validate_label(record.label)
+            for name in record.shares:
+                validate_agent(name)
+            if record.agent in record.shares:
+                raise ValueError("a block cannot be shared with its own owner")
+            if record.version < 1:
+                raise ValueError("version must be at least 1")
+            if record.char_limit is not None and record.char_limit < 0:
+                raise ValueError("char_limit must be >= 0")
+            moments.append(record.updated_at)
+        elif record.role not in _ROLES:
+            raise ValueError(f"role must be one of {_ROLES}")
+        if any(moment.tzinfo is None for moment in moments):
+            raise ValueError("times must be timezone-aware")
+        if any(not tag for tag in record.tags) or len(set(record.tags)) != len(record.tags):
+            raise ValueError("tags must be non-empty and distinct")
+        json.dumps(dict(record.metadata), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} is invalid: {exc}") from exc
+    return record

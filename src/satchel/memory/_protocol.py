@@ -15,6 +15,10 @@ Conventions shared by every method:
 * Every write to a block passes the permission gate
   (:func:`satchel.memory._permissions.authorize`), which may ask the store's consent
   handler.
+* :meth:`MemoryStore.list_agents`, :meth:`MemoryStore.export_records` and
+  :meth:`MemoryStore.import_records` are an operator's tools (backup, restore, moving
+  memory between backends): they act on the whole store, not as an agent, and
+  ``import_records`` does not pass the permission gate.
 * Failures raise the memory errors of :mod:`satchel._errors`: :class:`NotFoundError`,
   :class:`AlreadyExistsError`, :class:`VersionConflictError`, :class:`CharLimitError`,
   :class:`PermissionDeniedError`, :class:`ConsentRequiredError`, and
@@ -23,7 +27,7 @@ Conventions shared by every method:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,7 +35,9 @@ from satchel.memory._models import (
     Block,
     BlockKind,
     Domain,
+    ImportReport,
     Message,
+    OnConflict,
     Permission,
     Role,
     SearchFilters,
@@ -240,6 +246,63 @@ class MemoryStore(Protocol):
         """Embed every block and message again with the store's embedder (after a model
         change, or to fill in vectors a crash left missing). Returns how many texts were
         embedded."""
+        ...
+
+    async def list_agents(self) -> list[str]:
+        """Every agent that owns a block or a message, sorted by name (agents that only
+        receive shares are not listed)."""
+        ...
+
+    def export_records(self, agent: str | None = None) -> AsyncIterator[Block | Message]:
+        """Every record of the store, or of one owner, streamed in a fixed order.
+
+        First the blocks, ordered by owner then label, each exactly as stored (every
+        share included); then the messages, ordered by owner, time, then the order
+        they were written. Feeding the records to :meth:`import_records` of an empty
+        store and exporting again gives equal records.
+
+        Args:
+            agent: Only the blocks and messages this agent owns; ``None`` for all.
+
+        Example:
+            >>> records = [r async for r in source.export_records()]  # doctest: +SKIP
+            >>> await target.import_records(records)  # doctest: +SKIP
+        """
+        ...
+
+    async def import_records(
+        self,
+        records: Iterable[Block | Message],
+        *,
+        on_conflict: OnConflict = "error",
+        batch_size: int = 500,
+    ) -> ImportReport:
+        """Restore exported records exactly: ids, versions, timestamps, shares, tags,
+        metadata, kinds, permissions, ``char_limit`` and ``pinned`` are kept as given.
+
+        This is an operator's restore, not an agent's write: it does **not** pass the
+        permission gate or ask for consent, and does not enforce ``char_limit``. The
+        records' text is embedded with the store's embedder (in batches, off the event
+        loop) and stored with them, so search finds it at once.
+
+        Records are taken ``batch_size`` at a time; each batch is checked in full and
+        then written in one transaction, so a bad record or a conflict leaves nothing
+        of its batch behind (earlier batches stay written).
+
+        Args:
+            records: Blocks and messages, e.g. from :meth:`export_records`.
+            on_conflict: When the store holds a record with the same id, or a block
+                with the same owner and label: ``"error"`` raises, ``"skip"`` keeps the
+                stored one, ``"replace"`` deletes the stored one(s) and writes the new.
+            batch_size: Records per transaction.
+
+        Returns:
+            How many blocks and messages were written and how many were skipped.
+
+        Raises:
+            ValueError: A record is invalid (the message says which and why).
+            AlreadyExistsError: A conflict with ``on_conflict="error"``.
+        """
         ...
 
     async def close(self) -> None:

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, LiteralString, Self, TypeVar
@@ -21,12 +30,15 @@ from satchel.memory._models import (
     Block,
     BlockKind,
     Domain,
+    ImportReport,
     Message,
+    OnConflict,
     Permission,
     Role,
     SearchFilters,
     SearchHit,
     SearchMode,
+    check_import_record,
     utc_now,
     validate_agent,
     validate_label,
@@ -34,7 +46,7 @@ from satchel.memory._models import (
 from satchel.memory._permissions import ConsentHandler, Operation, authorize
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import plan_search
-from satchel.memory.postgres import _blocks
+from satchel.memory.postgres import _blocks, _records
 from satchel.memory.postgres._db import Conn, Database
 from satchel.memory.postgres._messages import (
     count_texts,
@@ -639,6 +651,89 @@ class PostgresStore:
                 if progress is not None:
                     progress(min(done, total), max(total, done))
         return done
+
+    # --- export and import (operator's tools) --------------------------------------
+
+    async def list_agents(self) -> list[str]:
+        """See :meth:`MemoryStore.list_agents`."""
+        return await self._run(_records.list_agents)
+
+    async def export_records(self, agent: str | None = None) -> AsyncIterator[Block | Message]:
+        """See :meth:`MemoryStore.export_records`. Reads in pages of 500; no connection
+        is held between pages."""
+        if agent is not None:
+            validate_agent(agent)
+        block_key: _records.BlockKey | None = None
+        while True:
+            blocks, block_key = await self._run(
+                lambda conn, after=block_key: _records.export_blocks(conn, agent, after, 500)
+            )
+            for block in blocks:
+                yield block
+            if block_key is None:
+                break
+        message_key: _records.MessageKey | None = None
+        while True:
+            messages, message_key = await self._run(
+                lambda conn, after=message_key: _records.export_messages(conn, agent, after, 500)
+            )
+            for message in messages:
+                yield message
+            if message_key is None:
+                break
+
+    async def import_records(
+        self,
+        records: Iterable[Block | Message],
+        *,
+        on_conflict: OnConflict = "error",
+        batch_size: int = 500,
+    ) -> ImportReport:
+        """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
+        restore)."""
+        if on_conflict not in ("error", "skip", "replace"):
+            raise ValueError(
+                f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
+            )
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        report = ImportReport()
+        position = 0
+        source = iter(records)
+        while batch := list(itertools.islice(source, batch_size)):
+            checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
+            position += len(checked)
+            vectors = await self._embed_for_import(checked)
+            model = self._model
+            done = await self._run(
+                lambda conn, c=checked, v=vectors, m=model: _records.restore(
+                    conn, c, v, on_conflict, m
+                )
+            )
+            report = ImportReport(
+                blocks=report.blocks + done.blocks,
+                messages=report.messages + done.messages,
+                skipped=report.skipped + done.skipped,
+            )
+        return report
+
+    async def _embed_for_import(self, records: Sequence[Block | Message]) -> list[F32 | None]:
+        """One vector per record (``None`` for empty text or without vectors), embedded
+        64 texts at a time in a worker thread."""
+        out: list[F32 | None] = [None] * len(records)
+        if self._batcher is None or not self._vectors_ok:
+            return out
+        todo = [
+            (i, (r.value if isinstance(r, Block) else r.content)[:_MAX_EMBED_CHARS])
+            for i, r in enumerate(records)
+        ]
+        todo = [(i, text) for i, text in todo if text]
+        for start in range(0, len(todo), 64):
+            chunk = todo[start : start + 64]
+            vectors = await self._batcher.embed([text for _, text in chunk])
+            for (i, _), vector in zip(chunk, vectors, strict=True):
+                out[i] = vector
+        return out
 
 
 if TYPE_CHECKING:  # the type checker proves PostgresStore implements the protocol

@@ -11,7 +11,7 @@ It prints each figure and satchel's ratio to FastMCP (latency: satchel / FastMCP
 is better; throughput: satchel / FastMCP, higher is better). Nothing here fails on a
 timing.
 
-Run:  uv run --group bench python bench/mcp.py [--calls 1000] [--concurrency 8]
+Run:  uv run --group bench python bench/mcp_roundtrip.py [--calls 1000] [--concurrency 8]
 """
 
 from __future__ import annotations
