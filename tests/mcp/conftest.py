@@ -153,3 +153,7 @@ async def _authorized(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
+
+
+MEMORY_TOOLS = ("context", "recall", "search", "send_message")
+"""The built-in memory tools every ``satchel serve`` offers beside ``--tools``."""

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import EXAMPLES, STARTUP, http_server, http_transport
+from .conftest import EXAMPLES, MEMORY_TOOLS, STARTUP, http_server, http_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -104,7 +104,7 @@ async def test_a_missing_or_wrong_token_gets_401_and_nothing_runs() -> None:
     assert after.status_code == 200
     assert after.json()["result"]["isError"] is True  # the refused write never ran
     assert "no note titled 'secret'" in after.json()["result"]["content"][0]["text"]
-    assert len(tools.tools) == 4
+    assert len(tools.tools) == 4 + len(MEMORY_TOOLS)
 
 
 async def test_a_client_without_the_token_cannot_connect() -> None:

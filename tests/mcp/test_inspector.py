@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, MEMORY_TOOLS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -61,7 +61,7 @@ async def test_the_inspector_cli_lists_and_calls_tools() -> None:
     assert code == 0, err
     listed = _json(out)
     by_name = {t["name"]: t for t in listed["tools"]}
-    assert set(by_name) == {"word_count", "add", "notes", "echo"}
+    assert set(by_name) == {"word_count", "add", "notes", "echo", *MEMORY_TOOLS}
     assert by_name["add"]["annotations"]["readOnlyHint"] is True
 
     code, out, err = await _inspect(

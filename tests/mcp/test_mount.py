@@ -7,6 +7,7 @@ import os
 import shlex
 import signal
 import sys
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -200,9 +201,15 @@ async def test_a_satchel_serve_mounts_another_satchel_serve_and_a_toy_server() -
         if isinstance(message, types.ToolListChangedNotification):
             listed.set()
 
+    async def approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        # toy_crash is destructive: the human (this callback) approves it when asked.
+        return types.ElicitResult(action="accept", content={"approve": True})
+
     params = satchel_stdio("--mount", f"inner={inner}", "--mount", f"toy={toy}")
     with anyio.fail_after(STARTUP * 3):
-        async with Client(params, mode="legacy", message_handler=on_message) as client:
+        async with Client(
+            params, mode="legacy", message_handler=on_message, elicitation_callback=approve
+        ) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             total = await client.call_tool("inner_add", {"a": 20, "b": 22})
             missing = await client.call_tool("inner_notes", {"operation": "read", "title": "x"})

@@ -10,7 +10,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from .conftest import EXAMPLES, STARTUP, raw_stdio, satchel_stdio
+from .conftest import EXAMPLES, MEMORY_TOOLS, STARTUP, raw_stdio, satchel_stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -30,10 +30,10 @@ async def test_the_sdk_client_lists_and_calls_every_demo_tool_over_stdio(mode: s
             )
             read = await client.call_tool("notes", {"operation": "read", "title": "k"})
             deleted = await client.call_tool("notes", {"operation": "delete", "title": "k"})
-            gone = await client.call_tool("notes", {"operation": "read", "title": "k"})
+            kept = await client.call_tool("notes", {"operation": "read", "title": "k"})
             wrong = await client.call_tool("add", {"a": [], "b": 2})
 
-    assert set(tools) == {"word_count", "add", "notes", "echo"}
+    assert set(tools) == {"word_count", "add", "notes", "echo", *MEMORY_TOOLS}
     assert tools["word_count"].annotations is not None
     assert tools["word_count"].annotations.read_only_hint is True
     assert tools["word_count"].output_schema is not None
@@ -43,9 +43,12 @@ async def test_the_sdk_client_lists_and_calls_every_demo_tool_over_stdio(mode: s
     assert echo.content[0].text == "ping"
     assert wrote.structured_content == {"title": "k", "content": "v", "status": "written"}
     assert read.structured_content == {"title": "k", "content": "v", "status": "read"}
-    assert deleted.structured_content is not None
-    assert deleted.structured_content["status"] == "deleted"
-    assert gone.is_error is True
+    # A destructive operation waits for a human: nothing is deleted yet.
+    assert deleted.is_error is True
+    assert deleted.meta is not None
+    assert deleted.meta["satchel/error"]["kind"] == "needs_approval"
+    assert deleted.meta["satchel/error"]["details"]["status"] == "pending_confirmation"
+    assert kept.structured_content == {"title": "k", "content": "v", "status": "read"}
     assert wrong.is_error is True
     assert isinstance(wrong.content[0], types.TextContent)
     assert wrong.content[0].text.startswith("Error (invalid_arguments)")

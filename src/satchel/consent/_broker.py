@@ -216,7 +216,7 @@ class PermissionBroker:
         seconds = self.default_timeout if timeout is None else _seconds(timeout, "timeout")
         now = self.clock()
         created = ApprovalRequest(
-            id=secrets.token_urlsafe(_ID_BYTES),
+            id="ap_" + secrets.token_urlsafe(_ID_BYTES),
             scope=scope,
             reason=reason,
             origin=origin,
