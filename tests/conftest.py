@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+from postgres_server import PostgresServer, running_server
 
 
 @pytest.fixture
@@ -19,3 +22,11 @@ def _isolated_data_dir(
     home = tmp_path_factory.mktemp("data-home")
     monkeypatch.setenv("XDG_DATA_HOME", str(home))
     monkeypatch.delenv("SATCHEL_DB", raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """The session's one embedded PostgreSQL server (see ``tests/postgres_server.py``),
+    started on first use by any suite."""
+    with running_server() as server:
+        yield server

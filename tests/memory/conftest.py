@@ -77,13 +77,6 @@ PG_TEMPLATE = "satchel_memory_template"
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """The session's one PostgreSQL server (see ``tests/postgres_server.py``)."""
-    with running_server() as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
 def postgres_template(postgres_server: PostgresServer) -> str:
     """A database with every migration applied, copied for each test (far cheaper
     than migrating each time). No embedding model is claimed in it, so each test's store

@@ -13,7 +13,6 @@ oldest first. Importing into a fresh database and exporting again gives the same
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import datetime
@@ -21,7 +20,6 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import anyio
-import anyio.to_thread
 import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -32,8 +30,6 @@ from satchel._errors import (
     AlreadyExistsError,
     ConsentRequiredError,
     NotFoundError,
-    SatchelUsageError,
-    StorageError,
     ToolRetry,
 )
 from satchel.builtin import TimeParser
@@ -46,6 +42,7 @@ from satchel.memory import (
     Domain,
     MemoryStore,
     Message,
+    OnConflict,
     Permission,
     SearchFilters,
     SearchHit,
@@ -53,6 +50,7 @@ from satchel.memory import (
     default_path,
 )
 from satchel.memory._models import validate_agent, validate_label
+from satchel.memory.postgres import PostgresStore, is_postgres_url
 
 __all__ = ["EXPORT_FORMAT", "app", "export_lines", "import_lines", "open_store"]
 
@@ -61,7 +59,6 @@ _T = TypeVar("_T")
 EXPORT_FORMAT = "satchel-memory"
 """The ``format`` of an export's header line."""
 _EXPORT_VERSION = 1
-_ALL_MESSAGES = 2**62  # list_messages needs a limit; this one means "all"
 _ROLES = ("user", "assistant", "system", "tool")
 
 app = typer.Typer(
@@ -94,11 +91,12 @@ LabelArgument = Annotated[str, typer.Argument(metavar="LABEL", help="The block's
 async def open_store(
     target: str | None, *, create: bool, embed: bool = True, consent: bool = False
 ) -> MemoryStore:
-    """Open the store ``--db`` names: the one place that turns a path (or, later, a URL)
-    into a :class:`~satchel.memory.MemoryStore`.
+    """Open the store ``--db`` names: the one place that turns a path or a URL into a
+    :class:`~satchel.memory.MemoryStore`.
 
     Args:
-        target: A file path, a ``sqlite:///path`` URL, or ``None`` for the default file.
+        target: A file path, a ``sqlite:///path`` URL, a ``postgresql://`` URL, or
+            ``None`` for the default file.
         create: Create the database if it does not exist (commands that write).
         embed: Open with the local embedder (writes and searches keep vectors current).
         consent: Approve every write that needs a human's consent (``--yes``).
@@ -107,6 +105,10 @@ async def open_store(
         typer.BadParameter: An unsupported URL, or a missing database when not
             ``create``.
     """
+    embedder = default_embedder() if embed else None
+    handler = _approve if consent else None
+    if target is not None and is_postgres_url(target):
+        return await PostgresStore.open(target, embedder=embedder, consent=handler)
     path = _path_of(target)
     if not create and not path.exists():
         raise typer.BadParameter(
@@ -116,8 +118,8 @@ async def open_store(
         )
     return await SQLiteStore.open(
         path,
-        embedder=default_embedder() if embed else None,
-        consent=_approve if consent else None,
+        embedder=embedder,
+        consent=handler,
     )
 
 
@@ -145,7 +147,7 @@ def _path_of(target: str | None) -> Path:
     if "://" in target:
         scheme = target.split("://", 1)[0]
         hint = (
-            "PostgreSQL stores are not supported by this version yet"
+            "this command keeps its data in a SQLite file and does not support PostgreSQL yet"
             if scheme.startswith("postgres")
             else f"{scheme!r} URLs are not supported"
         )
@@ -485,6 +487,13 @@ def import_(
         str, typer.Argument(metavar="FILE", help="A file written by export; `-` reads stdin.")
     ],
     db: DbOption = None,
+    on_conflict: Annotated[
+        OnConflict,
+        typer.Option(
+            "--on-conflict",
+            help="When a record exists already: error (import nothing), skip it, or replace it.",
+        ),
+    ] = "error",
 ) -> None:
     """Import blocks and messages from an export, exactly as they were (ids, versions,
     timestamps, shares), then embed them for search."""
@@ -497,12 +506,10 @@ def import_(
         source = path.read_text(encoding="utf-8")
     records = _parse_export(source.splitlines())
 
-    async def work(store: MemoryStore) -> int:
-        count = await import_lines(store, records)
-        await _reembed(store)
-        return count
-
-    count = _run(work, open_store(db, create=True))
+    count = _run(
+        lambda store: import_lines(store, records, on_conflict=on_conflict),
+        open_store(db, create=True),
+    )
     stderr_console().print(f"Imported {count} records.")
 
 
@@ -541,11 +548,12 @@ async def export_lines(store: MemoryStore, agent: str) -> list[str]:
     """The export of ``agent``: a header line, its own blocks (kind, then label order),
     then its messages, oldest first. Deterministic: the same memory gives the same
     lines."""
-    owned = [b for b in await store.list_blocks(agent) if b.agent == agent]
-    messages = await store.list_messages(agent, limit=_ALL_MESSAGES)
     lines = [_line({"format": EXPORT_FORMAT, "version": _EXPORT_VERSION, "agent": agent})]
-    lines += [_line({"type": "block", "block": _dump(b)}) for b in owned]
-    lines += [_line({"type": "message", "message": _dump(m)}) for m in messages]
+    async for record in store.export_records(agent):
+        if isinstance(record, Block):
+            lines.append(_line({"type": "block", "block": _dump(record)}))
+        else:
+            lines.append(_line({"type": "message", "message": _dump(record)}))
     return lines
 
 
@@ -586,112 +594,17 @@ def _parse_export(lines: Iterable[str]) -> list[Block | Message]:
     return records
 
 
-async def import_lines(store: MemoryStore, records: Sequence[Block | Message]) -> int:
-    """Restore ``records`` exactly (ids, versions, timestamps, shares), all or none.
+async def import_lines(
+    store: MemoryStore, records: Sequence[Block | Message], *, on_conflict: OnConflict = "error"
+) -> int:
+    """Restore ``records`` exactly (ids, versions, timestamps, shares), all or none, and
+    embed them for search, through the store's own
+    :meth:`~satchel.memory.MemoryStore.import_records`.
 
     Raises:
-        SatchelUsageError: The store cannot restore records (only SQLite can, for now).
         AlreadyExistsError: A block or message in ``records`` exists already.
     """
-    if not isinstance(store, SQLiteStore):
-        raise SatchelUsageError(f"importing into {type(store).__name__} is not supported yet")
-    path = store.path
-    return await anyio.to_thread.run_sync(lambda: _restore_sqlite(path, records))
-
-
-def _restore_sqlite(path: Path, records: Sequence[Block | Message]) -> int:
-    """Write ``records`` straight into the SQLite schema in one transaction.
-
-    A stopgap until the store offers a restore method of its own: it writes the
-    tables ``SQLiteStore`` reads (FTS follows through its triggers; vectors are filled
-    in by a re-embed afterwards).
-    """
-    from satchel.memory.sqlite._rows import agent_id, dump_json, to_us  # pyright: ignore[reportPrivateUsage]
-
-    conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
-    try:
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for record in records:
-                if isinstance(record, Block):
-                    _restore_block(conn, record, agent_id, dump_json, to_us)
-                else:
-                    _restore_message(conn, record, agent_id, dump_json, to_us)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    except sqlite3.IntegrityError as exc:
-        raise AlreadyExistsError(
-            f"the database already holds some of these records ({exc}); import into a "
-            "fresh database, or delete them first. Nothing was imported."
-        ) from exc
-    except sqlite3.Error as exc:
-        raise StorageError(f"importing into {path} failed: {exc}") from exc
-    finally:
-        conn.close()
-    return len(records)
-
-
-def _restore_block(
-    conn: sqlite3.Connection, block: Block, agent_id: Any, dump_json: Any, to_us: Any
-) -> None:
-    owner = agent_id(conn, block.agent, create=True)
-    cursor = conn.execute(
-        "INSERT INTO blocks (id, agent_id, label, value, chars, description, kind, "
-        "permission, char_limit, pinned, version, created_at, updated_at, tags, metadata) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            block.id,
-            owner,
-            block.label,
-            block.value,
-            block.chars,
-            block.description,
-            block.kind.value,
-            block.permission.value,
-            block.char_limit,
-            int(block.pinned),
-            block.version,
-            to_us(block.created_at),
-            to_us(block.updated_at),
-            json.dumps(list(block.tags), ensure_ascii=False),
-            dump_json(block.metadata),
-        ),
+    report = await store.import_records(
+        records, on_conflict=on_conflict, batch_size=max(1, len(records))
     )
-    pk = cursor.lastrowid
-    conn.executemany(
-        "INSERT INTO block_tags (tag, block_pk) VALUES (?, ?)", [(t, pk) for t in block.tags]
-    )
-    conn.executemany(
-        "INSERT INTO shares (block_pk, agent_id, permission) VALUES (?, ?, ?)",
-        [
-            (pk, agent_id(conn, who, create=True), level.value)
-            for who, level in block.shares.items()
-        ],
-    )
-
-
-def _restore_message(
-    conn: sqlite3.Connection, message: Message, agent_id: Any, dump_json: Any, to_us: Any
-) -> None:
-    owner = agent_id(conn, message.agent, create=True)
-    cursor = conn.execute(
-        "INSERT INTO messages (id, agent_id, conversation_id, role, content, created_at, "
-        "tags, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            message.id,
-            owner,
-            message.conversation_id,
-            message.role,
-            message.content,
-            to_us(message.created_at),
-            json.dumps(list(message.tags), ensure_ascii=False),
-            dump_json(message.metadata),
-        ),
-    )
-    conn.executemany(
-        "INSERT INTO message_tags (tag, message_pk) VALUES (?, ?)",
-        [(t, cursor.lastrowid) for t in message.tags],
-    )
+    return report.blocks + report.messages

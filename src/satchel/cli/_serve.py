@@ -39,8 +39,14 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._common import load_registry
 from satchel.cli._memory import resolve_db_path
-from satchel.consent import PermissionBroker, SQLiteApprovalStore
+from satchel.consent import (
+    ApprovalStore,
+    InMemoryApprovalStore,
+    PermissionBroker,
+    SQLiteApprovalStore,
+)
 from satchel.memory import MemoryStore, SQLiteStore
+from satchel.memory.postgres import PostgresStore, is_postgres_url
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolResult
 
@@ -307,7 +313,8 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
     )
 
     db = None if options.db is None else str(options.db)
-    path = resolve_db_path(db, must_exist=False)
+    on_postgres = db is not None and is_postgres_url(db)
+    path = None if on_postgres else resolve_db_path(db, must_exist=False)
     server: SatchelServer | None = None
 
     def announce() -> None:
@@ -315,16 +322,27 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             server.notify_resources_changed()
 
     async with AsyncExitStack() as stack:
-        broker = await stack.enter_async_context(
-            PermissionBroker(SQLiteApprovalStore(path), origin="mcp")
-        )
-        store = await SQLiteStore.open(
-            path,
-            embedder=_embedder(),
-            consent=MemoryConsent(broker, wait=options.consent_wait),
-        )
+        if path is None:
+            # Approvals are persisted in SQLite only for now: on PostgreSQL they live in
+            # this process (a client that supports elicitation can still approve).
+            logger.warning(
+                "memory on PostgreSQL: approvals are kept in this process only, so "
+                "`satchel approvals` cannot decide them; use an MCP client that supports "
+                "elicitation to approve destructive calls"
+            )
+            approvals: ApprovalStore = InMemoryApprovalStore()
+        else:
+            approvals = SQLiteApprovalStore(path)
+        broker = await stack.enter_async_context(PermissionBroker(approvals, origin="mcp"))
+        consent = MemoryConsent(broker, wait=options.consent_wait)
+        store: MemoryStore
+        if path is None:
+            assert db is not None
+            store = await PostgresStore.open(db, embedder=_embedder(), consent=consent)
+        else:
+            store = await SQLiteStore.open(path, embedder=_embedder(), consent=consent)
         stack.push_async_callback(store.close)
-        logger.info("memory of agent %r at %s", options.agent, path)
+        logger.info("memory of agent %r at %s", options.agent, db if path is None else path)
         catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
         for spec in options.mounts:
             await stack.enter_async_context(
@@ -457,7 +475,8 @@ def serve(
         mounts=tuple(parse_mount(m) for m in mount or ()),
         consent_wait=consent_wait,
     )
-    resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
+    if db is None or not is_postgres_url(db):
+        resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
     if address is None and token:
         logger.info("--token applies to --http only; ignored on stdio")
