@@ -20,7 +20,7 @@ import numpy.typing as npt
 import psycopg
 import pytest
 
-from postgres_server import PostgresServer, running_server
+from postgres_server import PostgresServer
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore
 
