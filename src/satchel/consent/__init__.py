@@ -27,6 +27,7 @@ from satchel.consent._models import (
     args_digest,
     canonical_json,
 )
+from satchel.consent._postgres import PostgresApprovalStore
 from satchel.consent._sqlite import SQLiteApprovalStore
 from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
 
@@ -39,6 +40,7 @@ __all__ = [
     "Decision",
     "InMemoryApprovalStore",
     "PermissionBroker",
+    "PostgresApprovalStore",
     "SQLiteApprovalStore",
     "args_digest",
     "canonical_json",

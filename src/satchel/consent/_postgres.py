@@ -1,0 +1,265 @@
+"""Approval requests in PostgreSQL, for many satchel processes on many machines.
+
+It mirrors :class:`~satchel.consent.SQLiteApprovalStore`:
+
+* **Schema**: ordered, named, append-only migrations of their own, recorded in
+  ``satchel_consent_migrations`` (apart from the memory store's ``satchel_migrations``),
+  each applied in one transaction together with its record under a transaction-level
+  advisory lock, so any number of processes may open a new database at once. The table
+  is ``satchel_consent_approvals``: the request as JSON (``json``, not ``jsonb``, so the
+  text, including ``\\u0000`` escapes, round-trips exactly) plus the columns lookups
+  need.
+* **Connections**: one ``psycopg_pool.AsyncConnectionPool`` per store, autocommit,
+  READ COMMITTED, opened on first use after the migrations ran on a connection of
+  their own (so an unreachable database fails at once, with the server's reason).
+* **Concurrency**: every write is one statement; the status compare-and-set is one
+  ``UPDATE ... WHERE id = %s AND status = %s``, which PostgreSQL re-evaluates on the
+  newest row version after waiting for a concurrent writer's row lock, so exactly one
+  of two racing decisions wins.
+* **Errors**: every :class:`psycopg.Error` (including a pool timeout) becomes a
+  :class:`~satchel.StorageError`, with the password left out of the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from satchel._errors import StorageError
+from satchel.consent._models import ApprovalRequest, ApprovalStatus
+from satchel.memory.postgres._db import Conn, describe, redact
+
+__all__ = ["PostgresApprovalStore"]
+
+_Requests = list[ApprovalRequest]
+_TIMEOUT: Final = 30.0
+"""Seconds to wait for a connection (or a free pooled one) before a StorageError."""
+LOCK_KEY: Final = 0x5A7C4E2
+"""The advisory lock key serialising the consent tables' migrations across processes
+(not the memory store's key: the two schemas migrate independently)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Migration:
+    name: str
+    sql: str
+
+
+MIGRATIONS: Final[tuple[_Migration, ...]] = (
+    _Migration(
+        name="0001_consent_approvals",
+        sql="""
+            CREATE TABLE satchel_consent_approvals (
+                id text PRIMARY KEY,
+                seq bigint GENERATED ALWAYS AS IDENTITY,
+                scope_key text NOT NULL,
+                status text NOT NULL,
+                created_at timestamptz NOT NULL,
+                record json NOT NULL
+            );
+            CREATE INDEX satchel_consent_approvals_status
+                ON satchel_consent_approvals (status, created_at, seq);
+            CREATE INDEX satchel_consent_approvals_scope
+                ON satchel_consent_approvals (scope_key, status, created_at, seq);
+        """,
+    ),
+)
+"""Every migration of the consent tables, in the order they run. Append only."""
+
+
+async def _applied(conn: Conn) -> list[str]:
+    cursor = await conn.execute("SELECT name FROM satchel_consent_migrations ORDER BY position")
+    return [str(row[0]) for row in await cursor.fetchall()]
+
+
+async def _migrate(conn: Conn) -> list[str]:
+    """Apply pending migrations, each atomically with its record; safe to race.
+
+    ``conn`` must be in autocommit mode. Returns the names applied now.
+    """
+    async with conn.transaction():
+        # The lock first: two first-ever openers would otherwise race on CREATE TABLE.
+        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS satchel_consent_migrations ("
+            " position integer PRIMARY KEY,"
+            " name text NOT NULL UNIQUE,"
+            " applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = await _applied(conn)
+    applied: list[str] = []
+    for position, step in enumerate(MIGRATIONS, start=1):
+        if step.name in done:
+            continue
+        async with conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
+            if step.name in await _applied(conn):
+                continue  # another process applied it while we waited for the lock
+            await conn.execute(step.sql.encode())
+            await conn.execute(
+                "INSERT INTO satchel_consent_migrations (position, name) VALUES (%s, %s)",
+                (position, step.name),
+            )
+        applied.append(step.name)
+    return applied
+
+
+def _load(rows: list[tuple[Any, ...]]) -> _Requests:
+    return [ApprovalRequest.model_validate_json(str(row[0])) for row in rows]
+
+
+class PostgresApprovalStore:
+    """An :class:`~satchel.consent.ApprovalStore` in a PostgreSQL database, shared by
+    every process that connects to it (a request made by one server can be listed and
+    decided by the ``satchel approvals`` CLI on another machine).
+
+    The pool is opened, and the consent tables migrated, on first use.
+
+    Args:
+        url: A libpq connection string or ``postgresql://`` URL.
+        min_connections: Connections kept open.
+        max_connections: At most this many connections at once.
+
+    Raises:
+        ValueError: The connection counts are inconsistent.
+
+    Example:
+        >>> broker = PermissionBroker(PostgresApprovalStore("postgresql://db/satchel"))
+    """
+
+    def __init__(self, url: str, *, min_connections: int = 1, max_connections: int = 4) -> None:
+        if not 0 <= min_connections <= max_connections or max_connections < 1:
+            raise ValueError("need 0 <= min_connections <= max_connections and >= 1 maximum")
+        self.url = url
+        self.safe_url = redact(url)
+        self.min_connections = min_connections
+        self.max_connections = max_connections
+        self.applied_migrations: list[str] = []
+        self._opening = anyio.Lock()
+        self._pool: AsyncConnectionPool[Conn] | None = None
+        self._closed = False
+
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise StorageError(f"the approval store at {self.safe_url} is closed")
+
+    async def _open(self) -> AsyncConnectionPool[Conn]:
+        self._refuse_if_closed()
+        if self._pool is not None:
+            return self._pool
+        async with self._opening:
+            self._refuse_if_closed()
+            if self._pool is None:
+                pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
+                    self.url,
+                    min_size=self.min_connections,
+                    max_size=self.max_connections,
+                    timeout=_TIMEOUT,
+                    kwargs={"autocommit": True},
+                    open=False,
+                    name="satchel-consent",
+                )
+                try:
+                    # Migrate on a connection of its own first: an unreachable database
+                    # then fails at once with the server's reason, not a pool timeout.
+                    async with await psycopg.AsyncConnection.connect(
+                        self.url, autocommit=True, connect_timeout=round(_TIMEOUT)
+                    ) as conn:
+                        self.applied_migrations = await _migrate(conn)
+                    await pool.open(wait=True, timeout=_TIMEOUT)
+                except BaseException as exc:
+                    await pool.close()
+                    if isinstance(exc, psycopg.Error):
+                        raise StorageError(
+                            f"cannot open the approval store at {self.safe_url}: {describe(exc)}",
+                            details={"sqlstate": getattr(exc, "sqlstate", None)},
+                        ) from exc
+                    raise
+                if self._closed:  # closed while opening
+                    await pool.close()
+                    self._refuse_if_closed()
+                self._pool = pool
+            return self._pool
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncGenerator[Conn]:
+        pool = await self._open()
+        try:
+            async with pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:  # PoolTimeout and PoolClosed are OperationalErrors
+            raise StorageError(
+                f"approval store at {self.safe_url} failed: {describe(exc)}",
+                details={"sqlstate": getattr(exc, "sqlstate", None)},
+            ) from exc
+
+    async def _select(self, query: str, params: tuple[Any, ...]) -> _Requests:
+        async with self._connection() as conn:
+            cursor = await conn.execute(query.encode(), params)
+            return _load(await cursor.fetchall())
+
+    async def insert(self, request: ApprovalRequest) -> None:
+        """Store a new request (a :class:`~satchel.StorageError` if its id exists)."""
+        async with self._connection() as conn:
+            await conn.execute(
+                "INSERT INTO satchel_consent_approvals"
+                " (id, scope_key, status, created_at, record) VALUES (%s, %s, %s, %s, %s)",
+                (
+                    request.id,
+                    request.scope.key,
+                    request.status,
+                    request.created_at,
+                    request.model_dump_json(),
+                ),
+            )
+
+    async def get(self, request_id: str) -> ApprovalRequest | None:
+        """The request with this id, or ``None``."""
+        found = await self._select(
+            "SELECT record::text FROM satchel_consent_approvals WHERE id = %s", (request_id,)
+        )
+        return found[0] if found else None
+
+    async def list(self, status: ApprovalStatus | None = None) -> _Requests:
+        """Requests with this status (all when ``None``), oldest first."""
+        if status is None:
+            return await self._select(
+                "SELECT record::text FROM satchel_consent_approvals ORDER BY created_at, seq",
+                (),
+            )
+        return await self._select(
+            "SELECT record::text FROM satchel_consent_approvals WHERE status = %s"
+            " ORDER BY created_at, seq",
+            (status,),
+        )
+
+    async def by_scope(self, scope_key: str, status: ApprovalStatus) -> _Requests:
+        """Requests with this scope key and status, oldest first."""
+        return await self._select(
+            "SELECT record::text FROM satchel_consent_approvals"
+            " WHERE scope_key = %s AND status = %s ORDER BY created_at, seq",
+            (scope_key, status),
+        )
+
+    async def swap(self, request: ApprovalRequest, *, expect: ApprovalStatus) -> bool:
+        """Replace the record if its stored status is still ``expect`` (one ``UPDATE``)."""
+        async with self._connection() as conn:
+            cursor = await conn.execute(
+                "UPDATE satchel_consent_approvals SET status = %s, record = %s"
+                " WHERE id = %s AND status = %s",
+                (request.status, request.model_dump_json(), request.id, expect),
+            )
+            return cursor.rowcount == 1
+
+    async def close(self) -> None:
+        """Close every connection (idempotent); the store then refuses work."""
+        self._closed = True
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            await pool.close()
