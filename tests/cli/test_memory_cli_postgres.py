@@ -4,13 +4,16 @@ exactly."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import anyio
 import pytest
 from typer.testing import CliRunner, Result
 
 from postgres_server import PostgresServer
 from satchel.cli import app
+from satchel.consent import ConsentScope, PermissionBroker, PostgresApprovalStore
 
 pytestmark = pytest.mark.postgres
 
@@ -69,3 +72,32 @@ def test_an_unreachable_postgres_server_is_one_clear_line() -> None:
     assert result.exit_code == 1
     assert result.output.count("\n") == 1
     assert result.output.startswith("Error:")
+
+
+def test_approvals_are_listed_and_decided_on_a_postgres_url(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.create_database()
+
+    async def ask() -> str:
+        async with PermissionBroker(PostgresApprovalStore(url)) as broker:
+            scope = ConsentScope.tool_execution("wipe", {"path": "/tmp/x"})
+            request = await broker.request(
+                scope,
+                "wipe /tmp/x",
+                "test",
+                agent="alice",
+                arguments={"path": "/tmp/x"},
+                wait=False,
+            )
+            return request.id
+
+    approval_id = anyio.run(ask)
+    listed = runner.invoke(
+        app, ["approvals", "list", "--db", url, "--json"], catch_exceptions=False
+    )
+    assert [r["id"] for r in json.loads(listed.output)] == [approval_id]
+    decided = runner.invoke(
+        app, ["approvals", "approve", approval_id, "--db", url, "--json"], catch_exceptions=False
+    )
+    assert json.loads(decided.output)["status"] == "approved"

@@ -3,6 +3,7 @@ searches the other's writes, and every concurrent append lands."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import anyio
@@ -79,3 +80,31 @@ async def test_two_servers_on_one_postgres_database_share_memory(
     assert lines[0] == "start"
     assert sorted(lines[1:]) == sorted(f"{who}-{i}" for who in "ab" for i in range(15))
     assert log["entry"]["version"] == 31
+
+
+async def test_a_destructive_call_on_postgres_is_approved_from_another_terminal(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.create_database()
+    params = satchel_stdio("--db", url, "--agent", "alice")
+    insert = {"operation": "insert", "content": "Old plan.", "label": "old"}
+    delete = {"operation": "delete", "label": "old"}
+    with anyio.fail_after(STARTUP + 90):
+        async with Client(params, mode="legacy") as client:  # no elicitation support
+            _ok(await client.call_tool("recall", insert))
+            pending = await client.call_tool("recall", delete)
+            assert pending.is_error is True
+            assert pending.meta is not None
+            details = pending.meta["satchel/error"]["details"]
+            assert details["status"] == "pending_confirmation"
+            approval_id = details["approval_id"]
+
+            cli = [sys.executable, "-m", "satchel", "approvals", "approve", approval_id]
+            done = await anyio.run_process([*cli, "--db", url], check=False)
+            assert done.returncode == 0, done.stderr
+
+            ran = _ok(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
+            again = await client.call_tool("recall", {**delete, "approval_id": approval_id})
+
+    assert ran["entry"]["label"] == "old"
+    assert again.is_error is True

@@ -22,12 +22,15 @@ from satchel.cli._common import JsonFlag, echo_json, stdout_console
 from satchel.cli._memory import DbOption, resolve_db_path
 from satchel.consent import (
     ApprovalRequest,
+    ApprovalStore,
     Decision,
     PermissionBroker,
+    PostgresApprovalStore,
     SQLiteApprovalStore,
 )
+from satchel.memory.postgres import is_postgres_url
 
-__all__ = ["app", "parse_duration"]
+__all__ = ["app", "approval_store", "parse_duration"]
 
 app = typer.Typer(
     name="approvals",
@@ -66,11 +69,19 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()])
 
 
+def approval_store(db: str | None, *, must_exist: bool) -> ApprovalStore:
+    """The approval store of the database ``--db`` names: a SQLite file's, or a
+    PostgreSQL database's for a ``postgresql://`` URL."""
+    if db is not None and is_postgres_url(db):
+        return PostgresApprovalStore(db)
+    return SQLiteApprovalStore(resolve_db_path(db, must_exist=must_exist))
+
+
 def _run(db: str | None, work: Callable[[PermissionBroker], Awaitable[_T]]) -> _T:
-    path = resolve_db_path(db, must_exist=True)
+    store = approval_store(db, must_exist=True)
 
     async def main() -> _T:
-        async with PermissionBroker(SQLiteApprovalStore(path)) as broker:
+        async with PermissionBroker(store) as broker:
             return await work(broker)
 
     return anyio.run(main)

@@ -37,14 +37,10 @@ import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
+from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
 from satchel.cli._memory import resolve_db_path
-from satchel.consent import (
-    ApprovalStore,
-    InMemoryApprovalStore,
-    PermissionBroker,
-    SQLiteApprovalStore,
-)
+from satchel.consent import PermissionBroker
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore, is_postgres_url
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
@@ -322,17 +318,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             server.notify_resources_changed()
 
     async with AsyncExitStack() as stack:
-        if path is None:
-            # Approvals are persisted in SQLite only for now: on PostgreSQL they live in
-            # this process (a client that supports elicitation can still approve).
-            logger.warning(
-                "memory on PostgreSQL: approvals are kept in this process only, so "
-                "`satchel approvals` cannot decide them; use an MCP client that supports "
-                "elicitation to approve destructive calls"
-            )
-            approvals: ApprovalStore = InMemoryApprovalStore()
-        else:
-            approvals = SQLiteApprovalStore(path)
+        approvals = approval_store(db, must_exist=False)
         broker = await stack.enter_async_context(PermissionBroker(approvals, origin="mcp"))
         consent = MemoryConsent(broker, wait=options.consent_wait)
         store: MemoryStore
