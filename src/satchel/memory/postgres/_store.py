@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import (
-    AsyncIterator,
     Awaitable,
     Callable,
     Collection,
-    Iterable,
     Mapping,
     Sequence,
 )
@@ -38,7 +35,6 @@ from satchel.memory._models import (
     SearchFilters,
     SearchHit,
     SearchMode,
-    check_import_record,
     utc_now,
     validate_agent,
     validate_label,
@@ -46,6 +42,7 @@ from satchel.memory._models import (
 from satchel.memory._permissions import ConsentHandler, Operation, authorize
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import plan_search
+from satchel.memory._transfer import MAX_EMBED_CHARS, RecordTransfer
 from satchel.memory.postgres import _blocks, _records
 from satchel.memory.postgres._db import Conn, Database
 from satchel.memory.postgres._messages import (
@@ -73,7 +70,6 @@ logger = logging.getLogger("satchel.memory")
 _T = TypeVar("_T")
 F32 = npt.NDArray[np.float32]
 _ROLES = ("user", "assistant", "system", "tool")
-_MAX_EMBED_CHARS = 4_000  # the model reads 256 tokens; no need to tokenise more
 _RETRIES = 5
 
 
@@ -88,7 +84,7 @@ def is_postgres_url(target: str) -> bool:
     return target.startswith(("postgresql://", "postgres://"))
 
 
-class PostgresStore:
+class PostgresStore(RecordTransfer):
     """Memory on PostgreSQL, shared by any number of processes on any machines.
 
     Implements :class:`~satchel.memory.MemoryStore` with the same semantics, errors,
@@ -220,7 +216,7 @@ class PostgresStore:
     async def _embed_one(self, text: str) -> F32 | None:
         if self._batcher is None or not self._vectors_ok or not text:
             return None
-        return (await self._batcher.embed([text[:_MAX_EMBED_CHARS]]))[0]
+        return (await self._batcher.embed([text[:MAX_EMBED_CHARS]]))[0]
 
     async def _refresh_block_vector(self, pk: int, text: str) -> None:
         """Embed a block's text after a write that changed it (``text`` is the value
@@ -250,7 +246,7 @@ class PostgresStore:
         if not items:
             return
         try:
-            vectors = await batcher.embed([value[:_MAX_EMBED_CHARS] for _, value in items])
+            vectors = await batcher.embed([value[:MAX_EMBED_CHARS] for _, value in items])
         except Exception:  # the write is committed; a missing vector is healed by reembed()
             logger.exception("embedding block %d failed; its vector is missing", pk)
             return
@@ -642,7 +638,7 @@ class PostgresStore:
                 )
                 if not items:
                     break
-                vectors = await batcher.embed([text[:_MAX_EMBED_CHARS] for _, text in items])
+                vectors = await batcher.embed([text[:MAX_EMBED_CHARS] for _, text in items])
                 await self._run(
                     lambda conn, d=domain, i=items, v=vectors: store_vectors(conn, d, i, v, model)
                 )
@@ -652,88 +648,31 @@ class PostgresStore:
                     progress(min(done, total), max(total, done))
         return done
 
-    # --- export and import (operator's tools) --------------------------------------
+    # --- export and import: the database steps (RecordTransfer does the rest) -----
 
-    async def list_agents(self) -> list[str]:
-        """See :meth:`MemoryStore.list_agents`."""
+    async def _agents(self) -> list[str]:
         return await self._run(_records.list_agents)
 
-    async def export_records(self, agent: str | None = None) -> AsyncIterator[Block | Message]:
-        """See :meth:`MemoryStore.export_records`. Reads in pages of 500; no connection
-        is held between pages."""
-        if agent is not None:
-            validate_agent(agent)
-        block_key: _records.BlockKey | None = None
-        while True:
-            blocks, block_key = await self._run(
-                lambda conn, after=block_key: _records.export_blocks(conn, agent, after, 500)
-            )
-            for block in blocks:
-                yield block
-            if block_key is None:
-                break
-        message_key: _records.MessageKey | None = None
-        while True:
-            messages, message_key = await self._run(
-                lambda conn, after=message_key: _records.export_messages(conn, agent, after, 500)
-            )
-            for message in messages:
-                yield message
-            if message_key is None:
-                break
+    async def _block_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Block], Any]:
+        return await self._run(lambda conn: _records.export_blocks(conn, agent, after, limit))
 
-    async def import_records(
+    async def _message_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Message], Any]:
+        return await self._run(lambda conn: _records.export_messages(conn, agent, after, limit))
+
+    async def _restore(
         self,
-        records: Iterable[Block | Message],
-        *,
-        on_conflict: OnConflict = "error",
-        batch_size: int = 500,
+        records: Sequence[Block | Message],
+        vectors: Sequence[F32 | None],
+        on_conflict: OnConflict,
     ) -> ImportReport:
-        """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
-        restore)."""
-        if on_conflict not in ("error", "skip", "replace"):
-            raise ValueError(
-                f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
-            )
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        report = ImportReport()
-        position = 0
-        source = iter(records)
-        while batch := list(itertools.islice(source, batch_size)):
-            checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
-            position += len(checked)
-            vectors = await self._embed_for_import(checked)
-            model = self._model
-            done = await self._run(
-                lambda conn, c=checked, v=vectors, m=model: _records.restore(
-                    conn, c, v, on_conflict, m
-                )
-            )
-            report = ImportReport(
-                blocks=report.blocks + done.blocks,
-                messages=report.messages + done.messages,
-                skipped=report.skipped + done.skipped,
-            )
-        return report
-
-    async def _embed_for_import(self, records: Sequence[Block | Message]) -> list[F32 | None]:
-        """One vector per record (``None`` for empty text or without vectors), embedded
-        64 texts at a time in a worker thread."""
-        out: list[F32 | None] = [None] * len(records)
-        if self._batcher is None or not self._vectors_ok:
-            return out
-        todo = [
-            (i, (r.value if isinstance(r, Block) else r.content)[:_MAX_EMBED_CHARS])
-            for i, r in enumerate(records)
-        ]
-        todo = [(i, text) for i, text in todo if text]
-        for start in range(0, len(todo), 64):
-            chunk = todo[start : start + 64]
-            vectors = await self._batcher.embed([text for _, text in chunk])
-            for (i, _), vector in zip(chunk, vectors, strict=True):
-                out[i] = vector
-        return out
+        model = self._model
+        return await self._run(
+            lambda conn: _records.restore(conn, list(records), list(vectors), on_conflict, model)
+        )
 
 
 if TYPE_CHECKING:  # the type checker proves PostgresStore implements the protocol

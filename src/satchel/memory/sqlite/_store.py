@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -33,7 +32,6 @@ from satchel.memory._models import (
     SearchFilters,
     SearchHit,
     SearchMode,
-    check_import_record,
     utc_now,
     validate_agent,
     validate_label,
@@ -41,6 +39,7 @@ from satchel.memory._models import (
 from satchel.memory._permissions import ConsentHandler, Operation, authorize
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import plan_search
+from satchel.memory._transfer import MAX_EMBED_CHARS, RecordTransfer
 from satchel.memory.sqlite import _blocks, _records
 from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._messages import (
@@ -63,7 +62,6 @@ logger = logging.getLogger("satchel.memory")
 _T = TypeVar("_T")
 F32 = npt.NDArray[np.float32]
 _ROLES = ("user", "assistant", "system", "tool")
-_MAX_EMBED_CHARS = 4_000  # the model reads 256 tokens; no need to tokenise more
 
 
 def default_path() -> Path:
@@ -71,7 +69,7 @@ def default_path() -> Path:
     return Path(platformdirs.user_data_dir("satchel")) / "satchel.db"
 
 
-class SQLiteStore:
+class SQLiteStore(RecordTransfer):
     """The embedded memory store: one SQLite file, WAL, FTS5 BM25 and a vector index.
 
     Implements :class:`~satchel.memory.MemoryStore`. Safe to share between tasks and
@@ -181,7 +179,7 @@ class SQLiteStore:
     async def _embed_one(self, text: str) -> F32 | None:
         if self._batcher is None or not self._vectors_ok or not text:
             return None
-        return (await self._batcher.embed([text[:_MAX_EMBED_CHARS]]))[0]
+        return (await self._batcher.embed([text[:MAX_EMBED_CHARS]]))[0]
 
     async def _refresh_block_vector(self, pk: int) -> None:
         """Embed a block's current text after a write that changed it.
@@ -215,7 +213,7 @@ class SQLiteStore:
         if not items:
             return
         try:
-            vectors = await batcher.embed([text[:_MAX_EMBED_CHARS] for _, text in items])
+            vectors = await batcher.embed([text[:MAX_EMBED_CHARS] for _, text in items])
         except Exception:  # the write is committed; a missing vector is healed by reembed()
             logger.exception("embedding block %d failed; its vector is missing", pk)
             return
@@ -630,7 +628,7 @@ class SQLiteStore:
                 )
                 if not items:
                     break
-                vectors = await batcher.embed([text[:_MAX_EMBED_CHARS] for _, text in items])
+                vectors = await batcher.embed([text[:MAX_EMBED_CHARS] for _, text in items])
                 await self._write(
                     lambda conn, d=domain, i=items, v=vectors: store_vectors(conn, d, i, v)
                 )
@@ -640,85 +638,30 @@ class SQLiteStore:
                     progress(min(done, total), max(total, done))
         return done
 
-    # --- export and import (operator's tools) --------------------------------------
+    # --- export and import: the database steps (RecordTransfer does the rest) -----
 
-    async def list_agents(self) -> list[str]:
-        """See :meth:`MemoryStore.list_agents`."""
+    async def _agents(self) -> list[str]:
         return await self._read(_records.list_agents)
 
-    async def export_records(self, agent: str | None = None) -> AsyncIterator[Block | Message]:
-        """See :meth:`MemoryStore.export_records`. Reads in pages of 500, each in its own
-        read transaction."""
-        if agent is not None:
-            validate_agent(agent)
-        block_key: _records.BlockKey | None = None
-        while True:
-            blocks, block_key = await self._read(
-                lambda conn, after=block_key: _records.export_blocks(conn, agent, after, 500)
-            )
-            for block in blocks:
-                yield block
-            if block_key is None:
-                break
-        message_key: _records.MessageKey | None = None
-        while True:
-            messages, message_key = await self._read(
-                lambda conn, after=message_key: _records.export_messages(conn, agent, after, 500)
-            )
-            for message in messages:
-                yield message
-            if message_key is None:
-                break
+    async def _block_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Block], Any]:
+        return await self._read(lambda conn: _records.export_blocks(conn, agent, after, limit))
 
-    async def import_records(
+    async def _message_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Message], Any]:
+        return await self._read(lambda conn: _records.export_messages(conn, agent, after, limit))
+
+    async def _restore(
         self,
-        records: Iterable[Block | Message],
-        *,
-        on_conflict: OnConflict = "error",
-        batch_size: int = 500,
+        records: Sequence[Block | Message],
+        vectors: Sequence[F32 | None],
+        on_conflict: OnConflict,
     ) -> ImportReport:
-        """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
-        restore)."""
-        if on_conflict not in ("error", "skip", "replace"):
-            raise ValueError(
-                f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
-            )
-        if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        report = ImportReport()
-        position = 0
-        source = iter(records)
-        while batch := list(itertools.islice(source, batch_size)):
-            checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
-            position += len(checked)
-            vectors = await self._embed_for_import(checked)
-            done = await self._write(
-                lambda conn, c=checked, v=vectors: _records.restore(conn, c, v, on_conflict)
-            )
-            report = ImportReport(
-                blocks=report.blocks + done.blocks,
-                messages=report.messages + done.messages,
-                skipped=report.skipped + done.skipped,
-            )
-        return report
-
-    async def _embed_for_import(self, records: Sequence[Block | Message]) -> list[F32 | None]:
-        """One vector per record (``None`` for empty text or without vectors), embedded
-        64 texts at a time in a worker thread."""
-        out: list[F32 | None] = [None] * len(records)
-        if self._batcher is None or not self._vectors_ok:
-            return out
-        todo = [
-            (i, (r.value if isinstance(r, Block) else r.content)[:_MAX_EMBED_CHARS])
-            for i, r in enumerate(records)
-        ]
-        todo = [(i, text) for i, text in todo if text]
-        for start in range(0, len(todo), 64):
-            chunk = todo[start : start + 64]
-            vectors = await self._batcher.embed([text for _, text in chunk])
-            for (i, _), vector in zip(chunk, vectors, strict=True):
-                out[i] = vector
-        return out
+        return await self._write(
+            lambda conn: _records.restore(conn, list(records), list(vectors), on_conflict)
+        )
 
 
 if TYPE_CHECKING:  # the type checker proves SQLiteStore implements the protocol
