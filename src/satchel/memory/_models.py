@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -29,6 +29,8 @@ __all__ = [
     "SearchHit",
     "SearchMode",
     "check_import_record",
+    "dump_json",
+    "normalise_tags",
     "utc_now",
     "validate_agent",
     "validate_label",
@@ -378,3 +380,31 @@ def check_import_record(record: object, position: int) -> Block | Message:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{what} is invalid: {exc}") from exc
     return record
+
+
+def dump_json(metadata: Mapping[str, Any] | None) -> str:
+    """Metadata as compact JSON text (NaN refused; ``\u0000`` kept, which is why
+    PostgreSQL stores it in a ``json`` rather than a ``jsonb`` column).
+
+    Raises:
+        ValueError: It is not JSON-serialisable.
+    """
+    try:
+        return json.dumps(dict(metadata or {}), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+
+
+def normalise_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags without duplicates, in their first order.
+
+    Raises:
+        ValueError: A tag is empty or not a string.
+    """
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError(f"tags must be non-empty strings, got {tag!r}")
+        if tag not in out:
+            out.append(tag)
+    return tuple(out)

@@ -14,11 +14,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from satchel.memory._models import Block, BlockKind, Message, Permission, Role
+from satchel.memory._models import (
+    Block,
+    BlockKind,
+    Message,
+    Permission,
+    Role,
+    dump_json,
+    normalise_tags,
+)
 
 __all__ = [
     "BLOCKS_TABLE",
@@ -85,34 +93,6 @@ def utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         raise ValueError("datetimes given to the memory store must be timezone-aware")
     return moment.astimezone(UTC)
-
-
-def dump_json(metadata: Mapping[str, Any] | None) -> str:
-    """Metadata as compact JSON text (stored in a ``json`` column, which unlike
-    ``jsonb`` accepts ``\\u0000``).
-
-    Raises:
-        ValueError: It is not JSON-serialisable.
-    """
-    try:
-        return json.dumps(dict(metadata or {}), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
-
-
-def normalise_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    """Tags without duplicates, in their first order.
-
-    Raises:
-        ValueError: A tag is empty or not a string.
-    """
-    out: list[str] = []
-    for tag in tags:
-        if not isinstance(tag, str) or not tag:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"tags must be non-empty strings, got {tag!r}")
-        if tag not in out:
-            out.append(tag)
-    return tuple(out)
 
 
 def _json(value: Any) -> dict[str, Any]:

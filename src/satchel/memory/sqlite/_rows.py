@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from satchel.memory._models import Block, BlockKind, Message, Permission, Role
+from satchel.memory._models import (
+    Block,
+    BlockKind,
+    Message,
+    Permission,
+    Role,
+    dump_json,
+    normalise_tags,
+)
 
 __all__ = [
     "BLOCK_COLUMNS",
@@ -54,33 +62,6 @@ def from_us(us: int) -> datetime:
     """Inverse of :func:`to_us` (in UTC)."""
     seconds, micro = divmod(us, 1_000_000)
     return datetime.fromtimestamp(seconds, UTC).replace(microsecond=micro)
-
-
-def dump_json(metadata: Mapping[str, Any] | None) -> str:
-    """Metadata as compact JSON.
-
-    Raises:
-        ValueError: It is not JSON-serialisable.
-    """
-    try:
-        return json.dumps(dict(metadata or {}), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
-
-
-def normalise_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    """Tags without duplicates, in their first order.
-
-    Raises:
-        ValueError: A tag is empty or not a string.
-    """
-    out: list[str] = []
-    for tag in tags:
-        if not isinstance(tag, str) or not tag:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"tags must be non-empty strings, got {tag!r}")
-        if tag not in out:
-            out.append(tag)
-    return tuple(out)
 
 
 def placeholders(count: int) -> str:
