@@ -1,10 +1,13 @@
-"""Throughput of the bundled embedder by batch size. A script, not a test.
+"""Speed of the bundled embedder: int8 against float32 arithmetic. A script, not a test.
 
 Embeds ``--n`` realistic sentences (turns of the LoCoMo conversations when the file is
-there, else generated chat lines) with :class:`satchel.embed.MiniLMEmbedder` at batch
-sizes 1, 8 (the default), 16, 32 and 64. Prints sentences per second, the ratio to
-batch size 1 measured in the same run, and the process's resident memory once the
-model is loaded.
+there, else generated chat lines) with :class:`satchel.embed.MiniLMEmbedder` in float32
+arithmetic at batch sizes 1 and 8 (the baseline: what satchel shipped before int8
+arithmetic) and in int8 arithmetic at batch sizes 1 (the default) and 8; then embeds
+``--queries`` short MetaTool queries one at a time (what ``discover_tools`` and a memory
+search do) in both modes. Prints sentences per second and query p50/p90, each with its
+ratio to the float32 baseline measured in the same run, the cosine agreement of the two
+modes' vectors, and the process's resident memory once each model is loaded.
 
 Run:  uv run python bench/embed.py --n 512
 """
@@ -15,13 +18,23 @@ import argparse
 import json
 import random
 import resource
+import statistics
 import time
 from pathlib import Path
+
+import numpy as np
+from meta_common import data_dir
 
 from satchel.embed import MiniLMEmbedder
 
 DEFAULT_DATA = Path("/work/shared/data/locomo/locomo.dev.json")
-BATCH_SIZES = (1, 8, 16, 32, 64)
+CONFIGS = {  # label: (int8 arithmetic, batch size)
+    "float32, batch 1": (False, 1),
+    "float32, batch 8 (baseline)": (False, 8),
+    "int8, batch 1 (default)": (True, 1),
+    "int8, batch 8": (True, 8),
+}
+BASELINE = "float32, batch 8 (baseline)"
 
 
 def load_sentences(path: Path, n: int) -> tuple[list[str], str]:
@@ -59,9 +72,21 @@ def rss_mib() -> tuple[float, float]:
     return peak, peak
 
 
+def query_latency(embedder: MiniLMEmbedder, queries: list[str]) -> tuple[float, float]:
+    """p50 and p90 milliseconds of embedding each query alone."""
+    times: list[float] = []
+    for query in queries:
+        t0 = time.perf_counter()
+        embedder.embed([query])
+        times.append((time.perf_counter() - t0) * 1000)
+    cuts = statistics.quantiles(times, n=10)
+    return statistics.median(times), cuts[8]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=512, help="sentences per measurement")
+    parser.add_argument("--queries", type=int, default=300, help="short queries timed alone")
     parser.add_argument("--repeat", type=int, default=3, help="rounds; best kept")
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo JSON file")
@@ -71,34 +96,59 @@ def main() -> None:
     mean_chars = sum(map(len, sentences)) / len(sentences)
     print(f"{len(sentences)} sentences ({source}), mean {mean_chars:.0f} chars")
 
-    before, _ = rss_mib()
-    started = time.perf_counter()
-    embedders = {1: MiniLMEmbedder(batch_size=1, intra_op_threads=args.threads)}
-    embedders[1].embed(["warm up"])
-    load_s = time.perf_counter() - started
-    loaded, _ = rss_mib()
-    print(f"model load + first call: {load_s:.2f} s")
-    print(f"RSS: {before:.0f} MiB before load, {loaded:.0f} MiB after (+{loaded - before:.0f})")
-    print(f"embedder: {embedders[1]!r}")
-
-    for batch_size in BATCH_SIZES[1:]:
-        embedders[batch_size] = MiniLMEmbedder(batch_size=batch_size, intra_op_threads=args.threads)
-        embedders[batch_size].embed(["warm up"])
-    # Rounds interleave the batch sizes, so a burst of load elsewhere on the machine
+    embedders: dict[str, MiniLMEmbedder] = {}
+    for label, (quantize, batch) in CONFIGS.items():
+        before, _ = rss_mib()
+        started = time.perf_counter()
+        embedder = MiniLMEmbedder(
+            batch_size=batch, intra_op_threads=args.threads, quantize=quantize
+        )
+        embedder.embed(["warm up"])
+        seconds = time.perf_counter() - started
+        after, _ = rss_mib()
+        print(f"{label}: load + first call {seconds:.2f} s, RSS +{after - before:.0f} MiB")
+        embedders[label] = embedder
+    # Rounds interleave the contenders, so a burst of load elsewhere on the machine
     # hits them alike; the best round of each is kept.
-    best = dict.fromkeys(BATCH_SIZES, 0.0)
+    best = dict.fromkeys(embedders, 0.0)
     for _ in range(args.repeat):
-        for batch_size, embedder in embedders.items():
+        for label, embedder in embedders.items():
             t0 = time.perf_counter()
             embedder.embed(sentences)
             rate = len(sentences) / (time.perf_counter() - t0)
-            best[batch_size] = max(best[batch_size], rate)
+            best[label] = max(best[label], rate)
+    print(f"\n{'arithmetic, batch':<30} {'sent/s':>8}  {'vs baseline':>11}")
+    for label, rate in best.items():
+        print(f"{label:<30} {rate:>8.1f}  {rate / best[BASELINE]:>10.2f}x")
 
-    print(f"\n{'batch':>5}  {'sent/s':>8}  {'vs batch 1':>10}")
-    for batch_size, rate in best.items():
-        print(f"{batch_size:>5}  {rate:>8.1f}  {rate / best[1]:>9.2f}x")
+    pairs = json.loads((data_dir() / "metatool" / "queries.dev.json").read_text())
+    queries = [" ".join(p["query"].split()) for p in pairs[: args.queries]]
+    timed = {
+        "float32": embedders["float32, batch 1"],
+        "int8 (default)": embedders["int8, batch 1 (default)"],
+    }
+    latency = dict.fromkeys(timed, (float("inf"), float("inf")))
+    for _ in range(args.repeat):
+        for label, embedder in timed.items():
+            p50, p90 = query_latency(embedder, queries)
+            latency[label] = min(latency[label], (p50, p90))
+    print(f"\n{len(queries)} MetaTool queries, one per call (best round)")
+    print(f"{'arithmetic':<16} {'p50 ms':>7} {'p90 ms':>7}  {'p50 vs float32':>14}")
+    for label, (p50, p90) in latency.items():
+        print(f"{label:<16} {p50:>7.2f} {p90:>7.2f}  {p50 / latency['float32'][0]:>13.2f}x")
+
+    exact = timed["float32"].embed(sentences)
+    fast = timed["int8 (default)"].embed(sentences)
+    batched = embedders["int8, batch 8"].embed(sentences)
+    agree = (exact * fast).sum(axis=1)
+    drift = (fast * batched).sum(axis=1)
+    print(f"\ncosine int8 vs float32, same text: min {agree.min():.4f}, mean {agree.mean():.4f}")
+    print(
+        f"cosine int8 batch 1 vs batch 8 (activations quantised per run): "
+        f"min {drift.min():.4f}, mean {np.mean(drift):.4f}"
+    )
     _, peak = rss_mib()
-    print(f"\npeak RSS over the run ({len(embedders)} models loaded at once): {peak:.0f} MiB")
+    print(f"peak RSS over the run ({len(embedders)} embedders loaded): {peak:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -91,11 +91,14 @@ def test_paraphrase_is_much_closer_than_an_unrelated_sentence(
     assert _cos(food, bread) - _cos(food, baby) > 0.5
 
 
+@pytest.mark.parametrize(("quantize", "tolerance"), [(False, 0.02), (True, 0.03)])
 def test_similarities_match_published_sentence_transformers_figures(
-    embedder: MiniLMEmbedder,
+    quantize: bool, tolerance: float
 ) -> None:
     # https://sbert.net/docs/sentence_transformer/usage/semantic_textual_similarity.html,
-    # computed there with the float32 model; int8 weights move them by well under 0.02.
+    # computed there with the float32 model; int8 weights move them by well under 0.02,
+    # int8 arithmetic by up to about 0.025.
+    embedder = MiniLMEmbedder(quantize=quantize)
     left = ["The new movie is awesome", "The cat sits outside", "A man is playing guitar"]
     right = ["The dog plays in the garden", "The new movie is so great", "A woman watches TV"]
     published = np.array(
@@ -106,7 +109,7 @@ def test_similarities_match_published_sentence_transformers_figures(
         ]
     )
     measured = embedder.embed(left) @ embedder.embed(right).T
-    np.testing.assert_allclose(measured, published, atol=0.02)
+    np.testing.assert_allclose(measured, published, atol=tolerance)
 
 
 def test_embedding_is_deterministic(embedder: MiniLMEmbedder) -> None:

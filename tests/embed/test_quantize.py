@@ -1,0 +1,130 @@
+"""The int8-arithmetic copy of the embedding model: built once, cached, and guarded.
+
+Each test that builds a copy uses its own cache directory, so it really converts the
+bundled model (a few seconds in a child process)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from satchel import SatchelUsageError
+from satchel.embed import MiniLMEmbedder
+from satchel.embed._files import resolve_model_path
+from satchel.embed._quantize import (
+    CACHE_ENV_VAR,
+    QUANTIZE_ENV_VAR,
+    model_cache_dir,
+    quantize_by_default,
+    quantized_model,
+)
+
+SENTENCES = [
+    "A man is eating food.",
+    "A man is eating a piece of bread.",
+    "The new movie is awesome.",
+    "Find me a cheap flight from Paris to Rome next Friday.",
+    "",
+    "List the open pull requests of the satchel repository and their reviewers.",
+]
+
+
+def test_int8_vectors_stay_close_to_the_float_vectors(embedder: MiniLMEmbedder) -> None:
+    assert embedder.quantize
+    fast = embedder.embed(SENTENCES)
+    exact = MiniLMEmbedder(quantize=False).embed(SENTENCES)
+    agreement = (fast * exact).sum(axis=1)
+    assert agreement.min() > 0.97
+    np.testing.assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+
+
+def test_int8_keeps_the_similarity_order_of_paraphrases(embedder: MiniLMEmbedder) -> None:
+    eating, bread, movie = embedder.embed(SENTENCES[:3])
+    assert float(eating @ bread) > float(eating @ movie) + 0.3
+
+
+def test_a_text_gets_the_same_vector_alone_or_among_others(embedder: MiniLMEmbedder) -> None:
+    together = embedder.embed(SENTENCES)
+    alone = np.stack([embedder.embed([text])[0] for text in SENTENCES])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+
+
+def test_the_copy_is_built_once_and_then_reused(tmp_path: Path) -> None:
+    source = resolve_model_path()
+    first = quantized_model(source, cache_dir=tmp_path)
+    stamp = first.stat().st_mtime_ns
+    second = quantized_model(source, cache_dir=tmp_path)
+    assert second == first
+    assert second.stat().st_mtime_ns == stamp
+    assert first.parent == tmp_path
+    assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no scratch left behind
+
+
+def test_a_damaged_cached_copy_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path))
+    cached = quantized_model(resolve_model_path())
+    reference = MiniLMEmbedder().embed(SENTENCES[:2])
+    cached.write_bytes(b"not a model, a truncated write")
+    with caplog.at_level(logging.WARNING, logger="satchel.embed"):
+        vectors = MiniLMEmbedder().embed(SENTENCES[:2])
+    assert "unreadable; rebuilding" in caplog.text
+    np.testing.assert_allclose(vectors, reference, atol=1e-6)
+    assert cached.stat().st_size > 1_000_000
+
+
+def test_an_unconvertible_model_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x00garbage, not protobuf")
+    with pytest.raises(SatchelUsageError, match="Cannot build an int8 copy") as caught:
+        quantized_model(broken, cache_dir=tmp_path / "cache")
+    assert caught.value.details["path"] == str(broken)
+    assert not any((tmp_path / "cache").glob("*.onnx"))
+
+
+def test_a_broken_model_still_reports_the_load_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"\x00garbage, not protobuf")
+    with pytest.raises(SatchelUsageError, match="Cannot load the embedding model"):
+        MiniLMEmbedder(model_path=broken).embed(["hello"])
+
+
+def test_an_unwritable_cache_falls_back_to_float_arithmetic_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "a-file-not-a-directory"
+    blocker.write_text("x")
+    monkeypatch.setenv(CACHE_ENV_VAR, str(blocker))
+    with caplog.at_level(logging.WARNING, logger="satchel.embed"):
+        vectors = MiniLMEmbedder().embed(SENTENCES[:2])
+    assert "float32 arithmetic instead" in caplog.text
+    assert CACHE_ENV_VAR in caplog.text
+    exact = MiniLMEmbedder(quantize=False).embed(SENTENCES[:2])
+    np.testing.assert_allclose(vectors, exact, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("", True), ("1", True), ("yes", True), ("0", False), ("false", False), ("OFF", False)],
+)
+def test_the_environment_switches_int8_off(
+    value: str, expected: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(QUANTIZE_ENV_VAR, value)
+    assert quantize_by_default() is expected
+    assert MiniLMEmbedder().quantize is expected
+    assert MiniLMEmbedder(quantize=True).quantize is True
+
+
+def test_the_cache_lives_under_satchel_cache_dir_when_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path))
+    assert model_cache_dir() == tmp_path / "models"
+    monkeypatch.delenv(CACHE_ENV_VAR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert model_cache_dir() == tmp_path / "xdg" / "satchel" / "models"
