@@ -9,9 +9,11 @@ from satchel.cli import app
 from satchel.cli._serve import (
     MountSpec,
     ServeOptions,
+    attach_headers,
     build_catalog,
     parse_http,
     parse_mount,
+    parse_mount_header,
     served_registry,
 )
 
@@ -43,6 +45,28 @@ def assert_usage_error(result: Result, *words: str) -> None:
         (["--tools", "no_such_module_here:registry"], ["--tools", "no_such_module_here"]),
         (["--log-level", "loud"], ["--log-level"]),
         (["--agent", " "], ["--agent"]),
+        (["--mount-header", "docs:X-Key=1"], ["--mount-header", "'docs'", "no --mount"]),
+        (
+            ["--mount", "docs=uvx some-server", "--mount-header", "docs:X-Key=1"],
+            ["--mount-header", "stdio"],
+        ),
+        (
+            ["--mount", "docs=http://127.0.0.1:9/mcp", "--mount-header", "docs:X-Key"],
+            ["--mount-header", "PREFIX:NAME=VALUE"],
+        ),
+        (
+            ["--mount", "d=http://127.0.0.1:9/mcp", "--mount-header", "d:Bad Name=1"],
+            ["--mount-header", "'Bad Name'", "header name"],
+        ),
+        (
+            [
+                "--mount",
+                "d=http://127.0.0.1:9/mcp",
+                "--mount-header",
+                "d:Authorization=Bearer ${SATCHEL_TEST_UNSET_VARIABLE}",
+            ],
+            ["--mount-header", "SATCHEL_TEST_UNSET_VARIABLE", "not set"],
+        ),
     ],
 )
 def test_a_bad_serve_argument_is_one_line_and_exit_code_2(
@@ -79,6 +103,30 @@ def test_http_addresses_and_mounts_parse() -> None:
     )
 
 
+def test_mount_headers_attach_to_their_url_mount_and_read_the_environment() -> None:
+    environ = {"DOCS_TOKEN": "s3cret", "REGION": "eu"}
+    assert parse_mount_header("docs:Authorization=Bearer ${DOCS_TOKEN}", environ) == (
+        "docs",
+        "Authorization",
+        "Bearer s3cret",
+    )
+    assert parse_mount_header("d:X-Where= ${REGION}-${REGION} ", environ) == (
+        "d",
+        "X-Where",
+        "eu-eu",
+    )
+    assert parse_mount_header("d:X-Literal=a=b:c $HOME", environ)[2] == "a=b:c $HOME"
+    mounts = [
+        MountSpec(prefix="docs", url="https://example.com/mcp"),
+        MountSpec(prefix="git", command="uvx", args=("mcp-server-git",)),
+    ]
+    attached = attach_headers(
+        mounts, ["docs:Authorization=Bearer ${DOCS_TOKEN}", "docs:X-Team=core"], environ
+    )
+    assert attached[0].headers == (("Authorization", "Bearer s3cret"), ("X-Team", "core"))
+    assert attached[1] == mounts[1]
+
+
 def test_one_tools_registry_is_served_as_it_is_and_several_are_merged() -> None:
     from satchel.examples import registry
 
@@ -96,7 +144,6 @@ def test_one_tools_registry_is_served_as_it_is_and_several_are_merged() -> None:
 
 @pytest.mark.anyio
 async def test_lazy_serves_the_meta_tools_and_the_pinned_ones() -> None:
-    pytest.importorskip("satchel.meta")
     import anyio
     from mcp import Client
 

@@ -17,7 +17,15 @@ from mcp import Client
 from satchel import RegistryEvent, RemoteToolError, SatchelUsageError, ToolRegistry
 from satchel.mcp import RemoteTool, local_tool_name, mount_mcp
 
-from .conftest import EXAMPLES, STARTUP, TOY_SERVER, satchel_args, satchel_stdio, toy_command
+from .conftest import (
+    EXAMPLES,
+    STARTUP,
+    TOY_SERVER,
+    http_server,
+    satchel_args,
+    satchel_stdio,
+    toy_command,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -230,3 +238,21 @@ async def test_a_satchel_serve_mounts_another_satchel_serve_and_a_toy_server() -
     assert isinstance(back.content[0], types.TextContent)
     assert back.content[0].text == "hello back"
     assert "toy_extra_1" in grown
+
+
+async def test_serve_mounts_a_token_protected_http_server_with_a_mount_header() -> None:
+    token = "mount-header-token-1234"
+    with anyio.fail_after(STARTUP * 3):
+        async with http_server("--tools", EXAMPLES, "--token", token) as url:
+            params = satchel_stdio(
+                "--mount",
+                f"remote={url}",
+                "--mount-header",
+                "remote:Authorization=Bearer ${REMOTE_TOKEN}",
+            )
+            params.env = {**os.environ, "REMOTE_TOKEN": token}
+            async with Client(params, mode="legacy") as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                total = await client.call_tool("remote_add", {"a": 40, "b": 2})
+    assert {"remote_add", "remote_word_count"} <= names
+    assert total.structured_content == {"result": 42}

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
+import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -53,10 +55,12 @@ if TYPE_CHECKING:
 __all__ = [
     "MountSpec",
     "ServeOptions",
+    "attach_headers",
     "build_catalog",
     "memory_tools",
     "parse_http",
     "parse_mount",
+    "parse_mount_header",
     "serve",
     "served_registry",
 ]
@@ -72,6 +76,7 @@ class MountSpec:
     command: str | None = None
     args: tuple[str, ...] = ()
     url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,6 +137,69 @@ def parse_mount(value: str) -> MountSpec:
             f"cannot split {target!r}: {exc}.", param_hint="'--mount'"
         ) from exc
     return MountSpec(prefix=prefix, command=words[0], args=tuple(words[1:]))
+
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+def parse_mount_header(value: str, environ: Mapping[str, str]) -> tuple[str, str, str]:
+    """``PREFIX:Name=VALUE`` as ``(prefix, name, value)``; ``${VAR}`` in the value is
+    replaced by that environment variable, so a secret need not sit in the command line
+    or in an MCP client's JSON.
+
+    Raises:
+        typer.BadParameter: not of that form, an invalid header name, or an unset
+            variable.
+    """
+    hint = "'--mount-header'"
+    prefix, _, rest = value.partition(":")
+    name, sep, raw = rest.partition("=")
+    prefix, name = prefix.strip(), name.strip()
+    if not sep or not prefix or not name:
+        raise typer.BadParameter(
+            f"{value!r} is not PREFIX:NAME=VALUE "
+            "(e.g. 'docs:Authorization=Bearer ${DOCS_TOKEN}').",
+            param_hint=hint,
+        )
+    if not _HEADER_NAME.fullmatch(name):
+        raise typer.BadParameter(f"{name!r} is not a valid HTTP header name.", param_hint=hint)
+    missing = [v for v in _ENV_REFERENCE.findall(raw) if v not in environ]
+    if missing:
+        raise typer.BadParameter(
+            f"the environment variable {missing[0]} named in the value of {name!r} is not set.",
+            param_hint=hint,
+        )
+    header_value = _ENV_REFERENCE.sub(lambda m: environ[m.group(1)], raw).strip()
+    if any(c in header_value for c in "\r\n\0"):
+        raise typer.BadParameter(
+            f"the value of {name!r} holds a line break or NUL.", param_hint=hint
+        )
+    return prefix, name, header_value
+
+
+def attach_headers(
+    mounts: Sequence[MountSpec], headers: Sequence[str], environ: Mapping[str, str]
+) -> tuple[MountSpec, ...]:
+    """``mounts`` with each ``--mount-header`` attached to the URL mount of its prefix.
+
+    Raises:
+        typer.BadParameter: a header names a prefix with no ``--mount``, or a stdio one.
+    """
+    by_prefix = {spec.prefix: spec for spec in mounts}
+    extra: dict[str, list[tuple[str, str]]] = {}
+    for value in headers:
+        prefix, name, header_value = parse_mount_header(value, environ)
+        spec = by_prefix.get(prefix)
+        if spec is None or spec.url is None:
+            what = "no --mount" if spec is None else "a stdio --mount (headers are for URLs)"
+            raise typer.BadParameter(
+                f"the prefix {prefix!r} has {what}.", param_hint="'--mount-header'"
+            )
+        extra.setdefault(prefix, []).append((name, header_value))
+    return tuple(
+        replace(spec, headers=spec.headers + tuple(extra.get(spec.prefix, ()))) for spec in mounts
+    )
 
 
 def _is_loopback(host: str) -> bool:
@@ -338,6 +406,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
                     command=spec.command,
                     args=spec.args,
                     url=spec.url,
+                    headers=dict(spec.headers) or None,
                 )
             )
         if options.lazy:
@@ -406,6 +475,15 @@ def serve(
             help="Bring another MCP server's tools in as PREFIX_name; repeatable.",
         ),
     ] = None,
+    mount_header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mount-header",
+            metavar="PREFIX:NAME=VALUE",
+            help="Send an HTTP header to the URL mounted as PREFIX (${VAR} in VALUE is "
+            "read from the environment); repeatable.",
+        ),
+    ] = None,
     agent: Annotated[
         str,
         typer.Option("--agent", envvar="SATCHEL_AGENT", help="The agent whose memory is used."),
@@ -458,7 +536,9 @@ def serve(
         pins=tuple(pin or ()),
         agent=agent,
         db=db,
-        mounts=tuple(parse_mount(m) for m in mount or ()),
+        mounts=attach_headers(
+            [parse_mount(m) for m in mount or ()], mount_header or (), os.environ
+        ),
         consent_wait=consent_wait,
     )
     if db is None or not is_postgres_url(db):
