@@ -1,23 +1,29 @@
-"""Backend-neutral parts of hybrid search: which domains a search touches, and turning
-two candidate score maps into the final ranking with per-method diagnostics.
+"""Backend-neutral parts of hybrid search: what a search asks for, which domains it
+touches, and turning two candidate score maps into the final ranking with per-method
+diagnostics.
 
-A backend finds candidates its own way (SQLite: FTS5 BM25 and the in-memory
-:class:`~satchel.memory._vectors.VectorIndex`; PostgreSQL: ``tsvector`` and pgvector),
-keyed by ``(domain, row id)``, then calls :func:`rank`.
+The store prepares a :class:`SearchRequest`. A backend finds candidates its own way
+(SQLite: FTS5 BM25 and the in-memory :class:`~satchel.memory._vectors.VectorIndex`;
+PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
+:func:`rank`, reads the chosen rows and turns them into hits with :func:`to_hits`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from satchel.memory._fusion import Fusion, fuse
-from satchel.memory._models import Domain, SearchFilters, SearchMode
+from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
 
-__all__ = ["Ranked", "SearchPlan", "plan_search", "rank"]
+__all__ = ["Ranked", "SearchPlan", "SearchRequest", "plan_search", "rank", "to_hits"]
 
 _K = TypeVar("_K", bound=Hashable)
+F32 = npt.NDArray[np.float32]
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -43,6 +49,31 @@ def plan_search(domains: Domain, filters: SearchFilters) -> SearchPlan:
     if filters.labels:
         messages = False
     return SearchPlan(blocks=blocks, messages=messages)
+
+
+@dataclass(kw_only=True, frozen=True)
+class SearchRequest:
+    """Everything a search needs, prepared by the store on the event loop.
+
+    Attributes:
+        agent: The searching agent.
+        terms: Sanitised query terms.
+        query_vector: The query's embedding, or ``None`` (no vector side).
+        plan: Which domains to search.
+        filters: The filters.
+        limit: Hits wanted.
+        mode: ``hybrid``, ``bm25`` or ``vector``.
+        fusion: How to fuse.
+    """
+
+    agent: str
+    terms: list[str]
+    query_vector: F32 | None
+    plan: SearchPlan
+    filters: SearchFilters
+    limit: int
+    mode: SearchMode
+    fusion: Fusion
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -94,3 +125,27 @@ def rank(
         )
         for key, score in ordered[:limit]
     ]
+
+
+def to_hits(
+    ranked: Sequence[Ranked[_K]], fields: Mapping[_K, Mapping[str, Any]]
+) -> list[SearchHit]:
+    """The hits for ``ranked``, in order, from each entry's stored ``fields`` (the
+    :class:`SearchHit` fields other than the scores); an entry without fields was
+    deleted since it was a candidate and is left out."""
+    hits: list[SearchHit] = []
+    for r in ranked:
+        found = fields.get(r.key)
+        if found is None:
+            continue
+        hits.append(
+            SearchHit(
+                **found,
+                score=r.score,
+                bm25_rank=r.bm25_rank,
+                vector_rank=r.vector_rank,
+                bm25_score=r.bm25_score,
+                vector_score=r.vector_score,
+            )
+        )
+    return hits

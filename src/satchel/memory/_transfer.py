@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from satchel._errors import AlreadyExistsError
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._models import (
     Block,
@@ -26,7 +27,7 @@ from satchel.memory._models import (
     validate_agent,
 )
 
-__all__ = ["MAX_EMBED_CHARS", "RecordTransfer"]
+__all__ = ["MAX_EMBED_CHARS", "RecordTransfer", "conflict_error"]
 
 MAX_EMBED_CHARS = 4_000
 """Texts are embedded from their first this-many characters: the model reads 256
@@ -36,6 +37,17 @@ _PAGE = 500
 _EMBED_CHUNK = 64
 
 F32 = npt.NDArray[np.float32]
+
+
+def conflict_error(record: Block | Message) -> AlreadyExistsError:
+    """The refusal of an import whose ``record`` the store holds already (by id, or for
+    a block by owner and label), with ``on_conflict="error"``."""
+    also = f" or a block {record.label!r} of {record.agent!r}" if isinstance(record, Block) else ""
+    return AlreadyExistsError(
+        f"the store already holds {type(record).__name__.lower()} {record.id!r}{also}; "
+        "import with on_conflict='skip' or 'replace'. Nothing of this batch was imported.",
+        details={"id": record.id, "agent": record.agent},
+    )
 
 
 class RecordTransfer(ABC):

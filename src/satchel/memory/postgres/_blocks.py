@@ -18,7 +18,6 @@ text would pass the limit (:class:`CharLimitError`).
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, LiteralString, NoReturn
@@ -27,12 +26,16 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import errors
 
-from satchel._errors import (
-    AlreadyExistsError,
-    CharLimitError,
-    MemoryStoreError,
-    NotFoundError,
-    VersionConflictError,
+from satchel._errors import AlreadyExistsError, NotFoundError
+from satchel.memory._block_rules import (
+    LevelChanged,
+    as_seen_by,
+    check_limit,
+    check_new_value,
+    check_version,
+    limit_error,
+    only_match,
+    replace_once,
 )
 from satchel.memory._models import Block, BlockKind, Permission, utc_now
 from satchel.memory._permissions import effective_permission
@@ -47,9 +50,7 @@ from satchel.memory.postgres._rows import (
 
 __all__ = [
     "VECTOR_VALUE",
-    "LevelChanged",
     "append",
-    "as_seen_by",
     "delete",
     "insert",
     "list_visible",
@@ -61,8 +62,6 @@ __all__ = [
     "set_text",
     "swap",
 ]
-
-logger = logging.getLogger("satchel.memory")
 
 F32 = npt.NDArray[np.float32]
 
@@ -81,18 +80,6 @@ _KIND_ORDER: LiteralString = (
     "CASE b.kind WHEN 'core' THEN 0 WHEN 'working' THEN 1 ELSE 2 END, "
     'b.agent COLLATE "C", b.label COLLATE "C"'
 )
-
-
-class LevelChanged(MemoryStoreError):
-    """Internal retry signal: the acting agent's permission changed between the gate
-    and the write. The store catches it and runs the gate again."""
-
-
-def as_seen_by(block: Block, agent: str) -> Block:
-    """A recipient sees only its own share, not who else the owner shared with."""
-    if block.agent == agent:
-        return block
-    return block.model_copy(update={"shares": {agent: block.shares[agent]}})
 
 
 def _rows(rows: list[tuple[Any, ...]]) -> list[tuple[int, Block]]:
@@ -145,18 +132,7 @@ async def resolve(conn: Conn, agent: str, label: str) -> tuple[int, Block]:
         found = _rows(await cursor.fetchall())
         own = [item for item in found if item[1].agent == agent]
         found = own or found
-    if not found:
-        raise NotFoundError(
-            f"no block {label!r} visible to agent {agent!r}", details={"label": label}
-        )
-    if len(found) > 1:
-        names = sorted(f"{block.agent}/{block.label}" for _, block in found)
-        raise NotFoundError(
-            f"label {label!r} is ambiguous for agent {agent!r}: use one of {names}",
-            details={"label": label, "candidates": names},
-        )
-    pk, block = found[0]
-    return pk, as_seen_by(block, agent)
+    return only_match(found, agent, label)
 
 
 async def list_visible(conn: Conn, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
@@ -173,46 +149,6 @@ async def list_visible(conn: Conn, agent: str, kinds: Collection[BlockKind] | No
     return [as_seen_by(block, agent) for _, block in _rows(await cursor.fetchall())]
 
 
-def limit_error(block: Block, chars: int) -> CharLimitError:
-    """The refusal of a write that would make ``block`` hold ``chars`` characters."""
-    limit = block.char_limit or 0
-    return CharLimitError(
-        f"block {block.label!r} would hold {chars} characters, over its limit of {limit} "
-        f"by {chars - limit} (it holds {block.chars} now). Summarise the block, or "
-        "archive part of it to archival memory, then try again.",
-        details={
-            "label": block.label,
-            "chars": block.chars,
-            "attempted_chars": chars,
-            "char_limit": limit,
-        },
-    )
-
-
-def _warn_if_over(block: Block) -> None:
-    if block.char_limit is not None and block.chars > block.char_limit:
-        logger.warning(
-            "block %r of %r is over its soft char_limit: %d > %d",
-            block.label,
-            block.agent,
-            block.chars,
-            block.char_limit,
-        )
-
-
-def _check_version(block: Block, expected_version: int | None) -> None:
-    if expected_version is not None and block.version != expected_version:
-        raise VersionConflictError(
-            f"block {block.label!r} is at version {block.version}, not {expected_version}: "
-            "someone wrote it meanwhile. Read it again and retry.",
-            details={
-                "label": block.label,
-                "expected_version": expected_version,
-                "current_version": block.version,
-            },
-        )
-
-
 async def _explain(
     conn: Conn,
     pk: int,
@@ -227,7 +163,7 @@ async def _explain(
     block = await load(conn, pk)
     if effective_permission(block, agent) != level:
         raise LevelChanged("the permission changed between the gate and the write")
-    _check_version(block, expected_version)
+    check_version(block, expected_version)
     if attempted is not None and hard_limit and block.char_limit is not None:
         chars = attempted(block)
         if chars > block.char_limit:
@@ -262,16 +198,7 @@ async def insert(
         AlreadyExistsError: The agent owns a block with that label.
         CharLimitError: ``value`` is over ``char_limit`` (hard limits).
     """
-    if char_limit is not None and char_limit < 0:
-        raise ValueError("char_limit must be >= 0")
-    if char_limit is not None and len(value) > char_limit:
-        if hard_limit:
-            raise CharLimitError(
-                f"the value of block {label!r} has {len(value)} characters, over its limit "
-                f"of {char_limit}. Summarise it, or store it in archival memory.",
-                details={"label": label, "attempted_chars": len(value), "char_limit": char_limit},
-            )
-        logger.warning("block %r of %r is created over its soft char_limit", label, agent)
+    check_new_value(agent, label, value, char_limit, hard=hard_limit)
     now = utc_now()
     try:
         cursor = await conn.execute(
@@ -353,7 +280,7 @@ async def append(
             hard_limit=hard_limit,
         )
     block = block_from_row(row)
-    _warn_if_over(block)
+    check_limit(block, block.chars, hard=False)
     return block
 
 
@@ -402,7 +329,7 @@ async def set_text(
             hard_limit=hard_limit,
         )
     block = block_from_row(row)
-    _warn_if_over(block)
+    check_limit(block, block.chars, hard=False)
     return block
 
 
@@ -429,21 +356,8 @@ async def replace(
         before = await load(conn, pk, lock=True)
         if effective_permission(before, agent) != level:
             raise LevelChanged("the permission changed between the gate and the write")
-        _check_version(before, expected_version)
-        matches = before.value.count(old)
-        details = {"label": before.label, "matches": matches}
-        if matches == 0:
-            raise NotFoundError(
-                f"the text to replace does not occur in block {before.label!r} (0 matches)",
-                details=details,
-            )
-        if matches > 1:
-            raise MemoryStoreError(
-                f"the text to replace occurs {matches} times in block {before.label!r}; "
-                "give a longer passage that occurs exactly once",
-                details=details,
-            )
-        value = before.value.replace(old, new, 1)
+        check_version(before, expected_version)
+        value = replace_once(before, old, new)
         over = before.char_limit is not None and len(value) > before.char_limit
         if over and hard_limit:
             raise limit_error(before, len(value))
@@ -456,7 +370,7 @@ async def replace(
         row = await cursor.fetchone()
     assert row is not None
     block = block_from_row(row)
-    _warn_if_over(block)
+    check_limit(block, block.chars, hard=False)
     return block
 
 

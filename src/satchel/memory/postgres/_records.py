@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import errors
 
-from satchel._errors import AlreadyExistsError
 from satchel.memory._models import Block, ImportReport, Message, OnConflict
+from satchel.memory._transfer import conflict_error
 from satchel.memory.postgres._blocks import VECTOR_VALUE
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import (
@@ -158,15 +158,6 @@ async def _insert_message(
     )
 
 
-def _conflict_error(record: Block | Message) -> AlreadyExistsError:
-    also = f" or a block {record.label!r} of {record.agent!r}" if isinstance(record, Block) else ""
-    return AlreadyExistsError(
-        f"the store already holds {type(record).__name__.lower()} {record.id!r}{also}; "
-        "import with on_conflict='skip' or 'replace'. Nothing of this batch was imported.",
-        details={"id": record.id, "agent": record.agent},
-    )
-
-
 async def restore(
     conn: Conn,
     records: Sequence[Block | Message],
@@ -189,7 +180,7 @@ async def restore(
                     skipped += 1
                     continue
                 if on_conflict == "error":
-                    raise _conflict_error(record)
+                    raise conflict_error(record)
                 table: LiteralString = (
                     "satchel_blocks" if isinstance(record, Block) else "satchel_messages"
                 )
@@ -200,7 +191,7 @@ async def restore(
                 else:
                     await _insert_message(conn, record, vector, model)
             except errors.UniqueViolation as exc:
-                raise _conflict_error(record) from exc
+                raise conflict_error(record) from exc
             if isinstance(record, Block):
                 blocks += 1
             else:

@@ -38,9 +38,8 @@ from typing import Any, Literal, LiteralString, cast
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._fusion import Fusion
-from satchel.memory._models import SearchFilters, SearchHit, SearchMode
-from satchel.memory._search import SearchPlan, rank
+from satchel.memory._models import SearchFilters, SearchHit
+from satchel.memory._search import SearchRequest, rank, to_hits
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import dec, enc, enc_all, utc
 
@@ -49,7 +48,6 @@ __all__ = [
     "BM25_BUDGET",
     "MESSAGES",
     "Choice",
-    "SearchRequest",
     "TermStats",
     "run_search",
 ]
@@ -344,40 +342,26 @@ async def _hydrate(conn: Conn, agent: str, keys: list[_Key]) -> dict[_Key, dict[
     return found
 
 
-@dataclass(kw_only=True, frozen=True)
-class SearchRequest:
-    """Everything a search needs, prepared by the store.
+async def run_search(
+    conn: Conn,
+    stats: TermStats,
+    request: SearchRequest,
+    *,
+    model: str | None,
+    dim: LiteralString | None,
+) -> list[SearchHit]:
+    """Run a search on one connection: candidates per domain, fusion, hydration.
 
-    Attributes:
-        agent: The searching agent.
-        terms: Sanitised query terms.
-        query_vector: The query's embedding, or ``None`` (no vector side).
-        model: The store's embedding model id (vectors are used only while the database
-            holds that model's vectors).
-        dim: The vector dimension, as SQL text.
-        plan: Which domains to search.
-        filters: The filters.
-        limit: Hits wanted.
-        mode: ``hybrid``, ``bm25`` or ``vector``.
-        fusion: How to fuse.
+    Args:
+        conn: The connection.
+        stats: The cached term statistics.
+        request: The search.
+        model: The store's embedding model id (vectors are used only while the
+            database holds that model's vectors).
+        dim: The vector dimension, as SQL text; ``None`` turns the vector side off.
     """
-
-    agent: str
-    terms: list[str]
-    query_vector: F32 | None
-    model: str | None
-    dim: LiteralString | None
-    plan: SearchPlan
-    filters: SearchFilters
-    limit: int
-    mode: SearchMode
-    fusion: Fusion
-
-
-async def run_search(conn: Conn, stats: TermStats, request: SearchRequest) -> list[SearchHit]:
-    """Run a search on one connection: candidates per domain, fusion, hydration."""
     query = request.query_vector if request.mode != "bm25" else None
-    if request.dim is None:
+    if dim is None:
         query = None
     lexical_on = request.mode != "vector" and bool(request.terms)
     n = max(request.fusion.candidates, request.limit)
@@ -392,33 +376,17 @@ async def run_search(conn: Conn, stats: TermStats, request: SearchRequest) -> li
     for spec in specs:
         if lexical_on:
             choice = await stats.choose(conn, spec, request.terms)
-            params = _Params(me=request.agent, q=query, model=request.model)
+            params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
             lexical = await bm25_candidates(conn, spec, choice, where, params, n, fill_in=fill_in)
             for pk, (score, cosine) in lexical.items():
                 bm25[(spec.key, pk)] = score
                 if cosine is not None:
                     vector[(spec.key, pk)] = cosine
-        if query is not None and request.dim is not None:
-            params = _Params(me=request.agent, q=query, model=request.model)
+        if query is not None and dim is not None:
+            params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
-            found = await vector_candidates(conn, spec, request.dim, where, params, n)
+            found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
     ranked = rank(bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit)
-    rows = await _hydrate(conn, request.agent, [r.key for r in ranked])
-    hits: list[SearchHit] = []
-    for r in ranked:
-        fields = rows.get(r.key)
-        if fields is None:
-            continue  # deleted since it was a candidate
-        hits.append(
-            SearchHit(
-                **fields,
-                score=r.score,
-                bm25_rank=r.bm25_rank,
-                vector_rank=r.vector_rank,
-                bm25_score=r.bm25_score,
-                vector_score=r.vector_score,
-            )
-        )
-    return hits
+    return to_hits(ranked, await _hydrate(conn, request.agent, [r.key for r in ranked]))

@@ -9,18 +9,21 @@ permission changed in between is noticed instead of bypassed.
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import uuid
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from satchel._errors import (
-    AlreadyExistsError,
-    CharLimitError,
-    MemoryStoreError,
-    NotFoundError,
-    VersionConflictError,
+from satchel._errors import AlreadyExistsError, NotFoundError
+from satchel.memory._block_rules import (
+    LevelChanged,
+    as_seen_by,
+    check_limit,
+    check_new_value,
+    check_version,
+    limit_error,
+    only_match,
+    replace_once,
 )
 from satchel.memory._models import Block, BlockKind, Permission, utc_now
 from satchel.memory.sqlite._rows import (
@@ -35,7 +38,6 @@ from satchel.memory.sqlite._rows import (
 )
 
 __all__ = [
-    "LevelChanged",
     "append",
     "check_level",
     "delete",
@@ -49,14 +51,7 @@ __all__ = [
     "set_text",
 ]
 
-logger = logging.getLogger("satchel.memory")
-
 _KIND_ORDER = "CASE b.kind WHEN 'core' THEN 0 WHEN 'working' THEN 1 ELSE 2 END"
-
-
-class LevelChanged(MemoryStoreError):
-    """Internal retry signal: the acting agent's permission changed between the gate
-    and the write. The store catches it and runs the gate again."""
 
 
 def load(conn: sqlite3.Connection, pk: int) -> Block:
@@ -81,13 +76,6 @@ def _load_many(
     ).fetchall()
     shares = shares_of(conn, [int(row[0]) for row in rows])
     return [(int(row[0]), block_from_row(row, shares[int(row[0])])) for row in rows]
-
-
-def _as_seen_by(block: Block, agent: str) -> Block:
-    """A recipient sees only its own share, not who else the owner shared with."""
-    if block.agent == agent:
-        return block
-    return block.model_copy(update={"shares": {agent: block.shares[agent]}})
 
 
 def resolve(conn: sqlite3.Connection, agent: str, label: str) -> tuple[int, Block]:
@@ -119,18 +107,7 @@ def resolve(conn: sqlite3.Connection, agent: str, label: str) -> tuple[int, Bloc
                 "b.label = ? AND b.pk IN (SELECT block_pk FROM shares WHERE agent_id = ?)",
                 (label, me),
             )
-    if not found:
-        raise NotFoundError(
-            f"no block {label!r} visible to agent {agent!r}", details={"label": label}
-        )
-    if len(found) > 1:
-        names = sorted(f"{block.agent}/{block.label}" for _, block in found)
-        raise NotFoundError(
-            f"label {label!r} is ambiguous for agent {agent!r}: use one of {names}",
-            details={"label": label, "candidates": names},
-        )
-    pk, block = found[0]
-    return pk, _as_seen_by(block, agent)
+    return only_match(found, agent, label)
 
 
 def list_visible(
@@ -146,7 +123,7 @@ def list_visible(
         kinds = list(kinds)
         where += f" AND b.kind IN ({placeholders(len(kinds))})"
         params.extend(BlockKind(kind).value for kind in kinds)
-    return [_as_seen_by(block, agent) for _, block in _load_many(conn, where, params)]
+    return [as_seen_by(block, agent) for _, block in _load_many(conn, where, params)]
 
 
 def check_level(conn: sqlite3.Connection, pk: int, agent: str, level: Permission) -> None:
@@ -171,48 +148,6 @@ def check_level(conn: sqlite3.Connection, pk: int, agent: str, level: Permission
         raise LevelChanged("the permission changed between the gate and the write")
 
 
-def _limit_error(block: Block, chars: int) -> CharLimitError:
-    limit = block.char_limit or 0
-    return CharLimitError(
-        f"block {block.label!r} would hold {chars} characters, over its limit of {limit} "
-        f"by {chars - limit} (it holds {block.chars} now). Summarise the block, or "
-        "archive part of it to archival memory, then try again.",
-        details={
-            "label": block.label,
-            "chars": block.chars,
-            "attempted_chars": chars,
-            "char_limit": limit,
-        },
-    )
-
-
-def _check_limit(block: Block, chars: int, *, hard: bool) -> None:
-    if block.char_limit is None or chars <= block.char_limit:
-        return
-    if hard:
-        raise _limit_error(block, chars)
-    logger.warning(
-        "block %r of %r is over its soft char_limit: %d > %d",
-        block.label,
-        block.agent,
-        chars,
-        block.char_limit,
-    )
-
-
-def _check_version(block: Block, expected_version: int | None) -> None:
-    if expected_version is not None and block.version != expected_version:
-        raise VersionConflictError(
-            f"block {block.label!r} is at version {block.version}, not {expected_version}: "
-            "someone wrote it meanwhile. Read it again and retry.",
-            details={
-                "label": block.label,
-                "expected_version": expected_version,
-                "current_version": block.version,
-            },
-        )
-
-
 def insert(
     conn: sqlite3.Connection,
     *,
@@ -234,16 +169,7 @@ def insert(
         AlreadyExistsError: The agent owns a block with that label.
         CharLimitError: ``value`` is over ``char_limit`` (hard limits).
     """
-    if char_limit is not None and char_limit < 0:
-        raise ValueError("char_limit must be >= 0")
-    if char_limit is not None and len(value) > char_limit:
-        if hard_limit:
-            raise CharLimitError(
-                f"the value of block {label!r} has {len(value)} characters, over its limit "
-                f"of {char_limit}. Summarise it, or store it in archival memory.",
-                details={"label": label, "attempted_chars": len(value), "char_limit": char_limit},
-            )
-        logger.warning("block %r of %r is created over its soft char_limit", label, agent)
+    check_new_value(agent, label, value, char_limit, hard=hard_limit)
     owner = agent_id(conn, agent, create=True)
     now = to_us(utc_now())
     try:
@@ -298,9 +224,9 @@ def append(
     ).fetchone()
     if row is None:
         block = load(conn, pk)
-        raise _limit_error(block, block.chars + (added_more if block.chars else added_first))
+        raise limit_error(block, block.chars + (added_more if block.chars else added_first))
     block = load(conn, pk)
-    _check_limit(block, block.chars, hard=False)
+    check_limit(block, block.chars, hard=False)
     return block
 
 
@@ -315,8 +241,8 @@ def set_text(
 ) -> tuple[Block, Block]:
     """Overwrite the value (and maybe description). Returns ``(before, after)``."""
     before = load(conn, pk)
-    _check_version(before, expected_version)
-    _check_limit(before, len(value), hard=hard_limit)
+    check_version(before, expected_version)
+    check_limit(before, len(value), hard=hard_limit)
     conn.execute(
         "UPDATE blocks SET value = ?, chars = ?, description = coalesce(?, description), "
         "version = version + 1, updated_at = ? WHERE pk = ?",
@@ -341,24 +267,11 @@ def replace(
         MemoryStoreError: ``old`` occurs more than once.
     """
     before = load(conn, pk)
-    _check_version(before, expected_version)
+    check_version(before, expected_version)
     if not old:
         raise ValueError("the text to replace must not be empty")
-    matches = before.value.count(old)
-    details = {"label": before.label, "matches": matches}
-    if matches == 0:
-        raise NotFoundError(
-            f"the text to replace does not occur in block {before.label!r} (0 matches)",
-            details=details,
-        )
-    if matches > 1:
-        raise MemoryStoreError(
-            f"the text to replace occurs {matches} times in block {before.label!r}; give "
-            "a longer passage that occurs exactly once",
-            details=details,
-        )
-    value = before.value.replace(old, new, 1)
-    _check_limit(before, len(value), hard=hard_limit)
+    value = replace_once(before, old, new)
+    check_limit(before, len(value), hard=hard_limit)
     conn.execute(
         "UPDATE blocks SET value = ?, chars = ?, version = version + 1, updated_at = ? "
         "WHERE pk = ?",
@@ -370,7 +283,7 @@ def replace(
 def delete(conn: sqlite3.Connection, pk: int, *, expected_version: int | None) -> Block:
     """Delete the block (its tags, shares, FTS row and vector go with it)."""
     before = load(conn, pk)
-    _check_version(before, expected_version)
+    check_version(before, expected_version)
     conn.execute("DELETE FROM blocks WHERE pk = ?", (pk,))
     return before
 
@@ -382,7 +295,7 @@ def set_kinds(
     """Change the kind of each ``(pk, kind, expected_version)``, all or none."""
     now = to_us(utc_now())
     for pk, kind, expected_version in changes:
-        _check_version(load(conn, pk), expected_version)
+        check_version(load(conn, pk), expected_version)
         conn.execute(
             "UPDATE blocks SET kind = ?, version = version + 1, updated_at = ? WHERE pk = ?",
             (kind.value, now, pk),

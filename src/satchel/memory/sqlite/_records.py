@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import AlreadyExistsError
 from satchel.memory._models import Block, ImportReport, Message, OnConflict
+from satchel.memory._transfer import conflict_error
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES, store_vectors
 from satchel.memory.sqlite._rows import (
     BLOCK_COLUMNS,
@@ -183,17 +183,7 @@ def restore(
                 skipped += 1
                 continue
             if on_conflict == "error":
-                raise AlreadyExistsError(
-                    f"the store already holds {type(record).__name__.lower()} {record.id!r}"
-                    + (
-                        f" or a block {record.label!r} of {record.agent!r}"
-                        if isinstance(record, Block)
-                        else ""
-                    )
-                    + "; import with on_conflict='skip' or 'replace'. Nothing of this batch "
-                    "was imported.",
-                    details={"id": record.id, "agent": record.agent},
-                )
+                raise conflict_error(record)
             conn.executemany(f"DELETE FROM {table} WHERE pk = ?", [(pk,) for pk in existing])
         if isinstance(record, Block):
             pk = _insert_block(conn, record)

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._fusion import Fusion
-from satchel.memory._models import SearchFilters, SearchHit, SearchMode
-from satchel.memory._search import SearchPlan, rank
+from satchel.memory._models import SearchHit
+from satchel.memory._search import SearchRequest, rank, to_hits
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import (
     BLOCK_FROM,
@@ -39,24 +37,10 @@ from satchel.memory.sqlite._search_sql import (
     shared_block_pks,
 )
 
-__all__ = ["SearchRequest", "run_search"]
+__all__ = ["run_search"]
 
 F32 = npt.NDArray[np.float32]
 _Key = tuple[int, int]
-
-
-@dataclass(kw_only=True, frozen=True)
-class SearchRequest:
-    """Everything the blocking search needs, prepared on the event loop."""
-
-    agent: str
-    terms: list[str]
-    query_vector: F32 | None
-    plan: SearchPlan
-    filters: SearchFilters
-    limit: int
-    mode: SearchMode
-    fusion: Fusion
 
 
 def _vector_candidates(
@@ -176,20 +160,4 @@ def run_search(
         bm25.update({(domain, pk): s for pk, s in lexical.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
     ranked = rank(bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit)
-    rows = _hydrate(conn, request.agent, [r.key for r in ranked])
-    hits: list[SearchHit] = []
-    for r in ranked:
-        fields = rows.get(r.key)
-        if fields is None:
-            continue  # deleted since it was a candidate
-        hits.append(
-            SearchHit(
-                **fields,
-                score=r.score,
-                bm25_rank=r.bm25_rank,
-                vector_rank=r.vector_rank,
-                bm25_score=r.bm25_score,
-                vector_score=r.vector_score,
-            )
-        )
-    return hits
+    return to_hits(ranked, _hydrate(conn, request.agent, [r.key for r in ranked]))
