@@ -37,6 +37,51 @@ async def test_set_overwrites_and_returns_the_previous_value(kit: Kit) -> None:
     assert "it had 9" in out["message"]
 
 
+async def test_create_makes_a_working_block(kit: Kit) -> None:
+    out = await kit.ok(
+        "context",
+        {"operation": "create", "label": "plan", "value": "1. read", "description": "steps"},
+    )
+
+    assert out["block"]["kind"] == "working"
+    assert "Created the working block 'plan'" in out["message"]
+    block = await kit.store.get_block("ada", "plan")
+    assert (block.value, block.description) == ("1. read", "steps")
+
+
+async def test_create_on_a_taken_label_is_a_retry_and_keeps_the_block(kit: Kit) -> None:
+    await kit.store.create_block("ada", "human", "Name: Sam")
+
+    error = await kit.error("context", {"operation": "create", "label": "human", "value": "x"})
+
+    assert error.kind == "retry"
+    assert "already exists" in error.message
+    assert "set to overwrite" in error.message
+    assert (await kit.store.get_block("ada", "human")).value == "Name: Sam"
+
+
+async def test_behind_an_approval_gate_create_runs_and_set_waits_for_a_human(
+    kit: Kit, tmp_path: Path
+) -> None:
+    from satchel.consent import PermissionBroker, SQLiteApprovalStore, with_approval
+    from satchel.tools import ToolContext
+
+    async with PermissionBroker(SQLiteApprovalStore(tmp_path / "approvals.db")) as broker:
+        gated = with_approval(kit.tools, broker)
+        context = ToolContext(agent="ada", origin="test")
+        created = await gated.call(
+            "context", {"operation": "create", "label": "plan", "value": "1. read"}, context
+        )
+        overwrite = await gated.call(
+            "context", {"operation": "set", "label": "plan", "value": "gone"}, context
+        )
+
+    assert created.ok, created.to_text()
+    assert overwrite.error is not None
+    assert overwrite.error.kind == "needs_approval"
+    assert (await kit.store.get_block("ada", "plan")).value == "1. read"
+
+
 async def test_append_adds_a_line_at_the_end(kit: Kit) -> None:
     await kit.store.create_block("ada", "human", "Name: Sam")
 
@@ -254,7 +299,7 @@ async def test_list_of_an_empty_memory_says_how_to_start(kit: Kit) -> None:
     out = await kit.ok("context", {"operation": "list"})
 
     assert out["blocks"] == []
-    assert "set" in out["message"]
+    assert "create operation" in out["message"]
 
 
 async def test_a_block_shared_by_another_agent_is_listed_with_its_owner(kit: Kit) -> None:

@@ -41,6 +41,9 @@ def test_the_tools_and_their_operations_match_the_design_table(tools: ToolRegist
     assert fields == {
         "append": (("label", "content"), ("label", "content")),
         "replace": (("label", "old", "new"), ("label", "old", "new")),
+        # Beyond the design table: a create that never overwrites, so making a new block
+        # needs no approval where set (destructive) does.
+        "create": (("label", "value", "description"), ("label", "value")),
         "set": (("label", "value", "description"), ("label", "value")),
         "archive": (("label",), ("label",)),
         "load": (("label",), ("label",)),

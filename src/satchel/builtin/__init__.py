@@ -23,6 +23,7 @@ from satchel.builtin._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.builtin._context import (
     ContextAppend,
     ContextArchive,
+    ContextCreate,
     ContextList,
     ContextLoad,
     ContextOperation,
@@ -79,6 +80,7 @@ __all__ = [
     "BlueskyTarget",
     "ContextAppend",
     "ContextArchive",
+    "ContextCreate",
     "ContextList",
     "ContextLoad",
     "ContextOperation",

@@ -23,6 +23,7 @@ from satchel.tools import Tool, ToolAnnotations, ToolContext
 __all__ = [
     "ContextAppend",
     "ContextArchive",
+    "ContextCreate",
     "ContextList",
     "ContextLoad",
     "ContextOperation",
@@ -58,8 +59,18 @@ class ContextReplace(_Op):
     new: str = Field(description="The text to put in its place (empty to delete the passage).")
 
 
+class ContextCreate(_Op):
+    """Create a new block in your context; fails if the label is taken."""
+
+    operation: Literal["create"]
+    label: Label
+    value: str = Field(description="The new block's text.")
+    description: str = Field(default="", description="What the block is for.")
+
+
 class ContextSet(_Op):
-    """Set a block's whole value (creating the block if needed); returns the old value."""
+    """Overwrite a block's whole value (creating the block if needed); returns the old
+    value."""
 
     operation: Literal["set"]
     label: Label
@@ -104,6 +115,7 @@ class ContextList(_Op):
 ContextOperation = Annotated[
     ContextAppend
     | ContextReplace
+    | ContextCreate
     | ContextSet
     | ContextArchive
     | ContextLoad
@@ -150,11 +162,11 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
         "(loaded from archival memory). Use it to keep what you know about the user, the "
         "task and yourself accurate and current.\n\n"
         "Operations: append adds a line; replace swaps one exact passage (it must occur "
-        "exactly once); set writes a whole block, creating it if needed, and returns the "
-        "old value; archive moves a block to archival memory; load brings an archival block "
-        "into context; swap does both at once; list shows every in-context block. Blocks "
-        "have character limits: when a write would exceed one, summarise the block or "
-        "archive part of it first."
+        "exactly once); create makes a new block; set overwrites a whole block (creating "
+        "it if needed) and returns the old value; archive moves a block to archival "
+        "memory; load brings an archival block into context; swap does both at once; "
+        "list shows every in-context block. Blocks have character limits: when a write "
+        "would exceed one, summarise the block or archive part of it first."
     )
     summary = "Edit core and working memory blocks."
     usage_rule = (
@@ -166,6 +178,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {
         "append": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
         "replace": ToolAnnotations(read_only=False, destructive=True, idempotent=False),
+        "create": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
         "set": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
         "archive": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
         "load": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
@@ -183,6 +196,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
         self,
         params: ContextAppend
         | ContextReplace
+        | ContextCreate
         | ContextSet
         | ContextArchive
         | ContextLoad
@@ -200,6 +214,8 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 return _done(f"Appended {len(params.content)} characters to {{}}", block, agent)
             case ContextReplace():
                 return await self._replace(agent, params)
+            case ContextCreate():
+                return await self._create(agent, params)
             case ContextSet():
                 return await self._set(agent, params)
             case ContextArchive():
@@ -230,7 +246,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 message = (
                     f"{count} block{'s' if count != 1 else ''} in context."
                     if infos
-                    else "No core or working blocks yet; create one with the set operation."
+                    else "No core or working blocks yet; make one with the create operation."
                 )
                 return ContextOutput(message=message, blocks=infos)
 
@@ -254,6 +270,29 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 details={"label": params.label, "matches": matches},
             ) from exc
         return _done("Replaced the passage in {}", block, agent)
+
+    async def _create(self, agent: str, params: ContextCreate) -> ContextOutput:
+        try:
+            created = await checked(
+                self.store.create_block(
+                    agent,
+                    params.label,
+                    params.value,
+                    description=params.description,
+                    kind=self.new_block_kind,
+                )
+            )
+        except AlreadyExistsError as exc:
+            raise ToolRetry(
+                f"Block {params.label!r} already exists. Use append or replace to change "
+                "it, set to overwrite it, or create the block under another label.",
+                details={"label": params.label},
+            ) from exc
+        return ContextOutput(
+            message=f"Created the {created.kind.value} block "
+            f"{created.address_for(agent)!r} with {created.chars} characters.",
+            block=block_info(created, agent),
+        )
 
     async def _set(self, agent: str, params: ContextSet) -> ContextOutput:
         for _ in range(_SET_ATTEMPTS):
