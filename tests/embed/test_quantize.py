@@ -63,6 +63,20 @@ def test_the_copy_is_built_once_and_then_reused(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == [first.name]  # no scratch left behind
 
 
+def test_a_new_build_removes_copies_made_for_other_runtimes(tmp_path: Path) -> None:
+    source = resolve_model_path()
+    stale = tmp_path / f"{source.stem}-{'0' * 24}.onnx"
+    stale.write_bytes(b"a copy built by an older onnxruntime")
+    unrelated = tmp_path / "other-model-000000000000000000000000.onnx"
+    unrelated.write_bytes(b"not ours")
+
+    built = quantized_model(source, cache_dir=tmp_path)
+
+    assert built.is_file()
+    assert not stale.exists()
+    assert unrelated.exists()
+
+
 def test_a_damaged_cached_copy_is_rebuilt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

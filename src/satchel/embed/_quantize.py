@@ -25,6 +25,7 @@ import hashlib
 import importlib
 import logging
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -133,6 +134,17 @@ def _build(source: Path, target: Path) -> None:
         os.replace(built, target)
 
 
+def _prune(keep: Path) -> None:
+    """Delete the copies of the same source built for other runtimes or recipes (about
+    58 MB each). A process still using one keeps its loaded model: the file's data
+    lives until it is closed."""
+    ours = re.compile(re.escape(keep.name.rsplit("-", 1)[0]) + r"-[0-9a-f]{24}\.onnx")
+    for stale in keep.parent.iterdir():
+        if stale != keep and ours.fullmatch(stale.name):
+            logger.info("Removing the outdated int8 embedding model %s", stale)
+            stale.unlink(missing_ok=True)
+
+
 def quantized_model(source: Path, *, cache_dir: Path | None = None) -> Path:
     """The int8-arithmetic copy of the ONNX model ``source``, built on first use.
 
@@ -168,6 +180,7 @@ def quantized_model(source: Path, *, cache_dir: Path | None = None) -> Path:
     )
     try:
         _build(source, target)
+        _prune(target)
     except OSError as exc:
         raise SatchelUsageError(
             f"Cannot write the int8 embedding model to {str(directory)!r}: "
