@@ -22,9 +22,10 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from satchel._errors import StorageError
 
@@ -64,11 +65,32 @@ class Database:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = self._connect()
-            mode = self._writer.execute("PRAGMA journal_mode = WAL").fetchone()
+            mode = self._switch_to_wal()
         except (sqlite3.Error, OSError) as exc:
             raise StorageError(f"cannot open the memory database {str(path)!r}: {exc}") from exc
         if mode is None or str(mode[0]).lower() != "wal":
             raise StorageError(f"cannot switch {str(path)!r} to WAL mode (got {mode!r})")
+
+    def _switch_to_wal(self) -> Any:
+        """``PRAGMA journal_mode = WAL``, retried while another connection holds the lock.
+
+        When several connections open a new file at once, SQLite can answer "database is
+        locked" at once, without calling the busy handler (it would deadlock two
+        connections that both hold a shared lock and want an exclusive one), so the
+        busy timeout does not cover this step: it is retried here, within the same
+        timeout.
+        """
+        deadline = time.monotonic() + self._busy_timeout
+        delay = 0.002
+        while True:
+            try:
+                return self._writer.execute("PRAGMA journal_mode = WAL").fetchone()
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() + delay > deadline:
+                    raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.1)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
