@@ -181,6 +181,17 @@ async def test_a_read_only_block_denies_append_replace_and_set(kit: Kit) -> None
     assert (await kit.store.get_block("ada", "rules")).value == "Be kind."
 
 
+async def test_a_block_an_operator_made_read_only_denies_the_context_tool(kit: Kit) -> None:
+    await kit.store.create_block("ada", "rules", "x")
+    await kit.ok("context", {"operation": "append", "label": "rules", "content": "y"})
+    await kit.store.configure_block("ada", "rules", permission=Permission.READ_ONLY)
+
+    error = await kit.error("context", {"operation": "append", "label": "rules", "content": "z"})
+
+    assert error.kind == "denied"
+    assert (await kit.store.get_block("ada", "rules")).value == "x\ny"
+
+
 async def test_an_append_level_block_takes_appends_but_denies_overwrites(kit: Kit) -> None:
     await kit.store.create_block("ada", "log", "start", permission=Permission.APPEND)
 

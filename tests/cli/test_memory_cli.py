@@ -142,6 +142,78 @@ def test_a_read_only_block_is_refused_even_with_yes(db: Path) -> None:
     one_error_line(run(db, "set", "rules", "y", "--yes"), 1, "not allowed")
 
 
+def test_configure_makes_a_block_read_only_keeping_its_text_and_version_history(
+    db: Path,
+) -> None:
+    ok(db, "set", "rules", "Be kind.", "--char-limit", "10")
+
+    out = ok(
+        db, "configure", "rules", "--permission", "read_only", "--no-limit", "-d", "house rules"
+    ).stdout
+
+    assert "read_only" in out
+    assert "no limit" in out
+    assert "version 2" in out
+    block = seed(db, lambda s: s.get_block("default", "rules"))
+    assert (block.value, block.permission, block.char_limit, block.description) == (
+        "Be kind.",
+        Permission.READ_ONLY,
+        None,
+        "house rules",
+    )
+    one_error_line(run(db, "append", "rules", "Be brief.", "--yes"), 1, "not allowed")
+
+
+def test_configure_raises_a_limit_so_a_longer_append_fits(db: Path) -> None:
+    ok(db, "set", "log", "start", "--char-limit", "8")
+    one_error_line(run(db, "append", "log", "next"), 1, "8")
+
+    shown = json.loads(ok(db, "configure", "log", "--limit", "20", "--json").stdout)
+    ok(db, "append", "log", "next")
+
+    assert shown["char_limit"] == 20
+    assert shown["version"] == 2
+    assert seed(db, lambda s: s.get_block("default", "log")).value == "start\nnext"
+
+
+def test_configure_refuses_a_limit_below_the_current_length_in_one_line(db: Path) -> None:
+    ok(db, "set", "notes", "0123456789", "--char-limit", "20")
+
+    one_error_line(run(db, "configure", "notes", "--limit", "4"), 1, "10", "4")
+
+    block = seed(db, lambda s: s.get_block("default", "notes"))
+    assert (block.char_limit, block.version) == (20, 1)
+
+
+def test_configure_is_only_for_the_owner(db: Path) -> None:
+    async def share(store: MemoryStore) -> None:
+        await store.create_block("ada", "plan", "the plan")
+        await store.share_block("ada", "plan", "bob", Permission.READ_WRITE)
+
+    seed(db, share)
+
+    one_error_line(run(db, "configure", "plan", "--no-limit", "--agent", "bob"), 1, "owner")
+    one_error_line(run(db, "configure", "nope", "--no-limit", "--agent", "ada"), 1, "'nope'")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("configure", "persona"), ("nothing to change",)),
+        (("configure", "persona", "--limit", "5", "--no-limit"), ("--limit", "--no-limit")),
+        (("configure", "persona", "--limit", "-1"), ("--limit",)),
+        (("configure", "persona", "--permission", "root"), ("--permission",)),
+    ],
+)
+def test_configure_with_bad_input_prints_one_line_and_exits_2(
+    db: Path, args: tuple[str, ...], words: tuple[str, ...]
+) -> None:
+    ok(db, "set", "persona", "x")
+
+    one_error_line(run(db, *args), 2, *words)
+    assert seed(db, lambda s: s.get_block("default", "persona")).version == 1
+
+
 # --- errors -------------------------------------------------------------------------------
 
 

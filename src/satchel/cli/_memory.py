@@ -46,6 +46,7 @@ from satchel.memory import (
     SearchFilters,
     SearchHit,
     SQLiteStore,
+    Unset,
     default_path,
 )
 from satchel.memory.postgres import PostgresStore, is_postgres_url
@@ -344,6 +345,49 @@ def append(
         lambda s: s.append_to_block(agent, label, added), open_store(db, create=True, consent=yes)
     )
     _done(as_json, block, f"Appended {len(added)} chars to {label!r} (now {_size(block)}).")
+
+
+@app.command("configure")
+def configure(
+    label: LabelArgument,
+    permission: Annotated[
+        Permission | None, typer.Option("--permission", help="The block's new permission.")
+    ] = None,
+    char_limit: Annotated[
+        int | None,
+        typer.Option("--limit", "--char-limit", min=0, help="The block's new char limit."),
+    ] = None,
+    no_limit: Annotated[
+        bool, typer.Option("--no-limit", help="Remove the block's char limit.")
+    ] = False,
+    description: Annotated[
+        str | None, typer.Option("--description", "-d", help="The block's new description.")
+    ] = None,
+    db: DbOption = None,
+    agent: AgentOption = "default",
+    as_json: JsonFlag = False,
+) -> None:
+    """Change a block's permission, char limit or description, keeping its text,
+    shares and search vectors. An operator's command: it needs no consent and can
+    make a read-only block writable, but only for the block's owner (--agent)."""
+    if no_limit and char_limit is not None:
+        raise typer.BadParameter("give --limit or --no-limit, not both.", param_hint="'--limit'")
+    if permission is None and char_limit is None and not no_limit and description is None:
+        raise typer.BadParameter(
+            "nothing to change: give --permission, --limit, --no-limit or --description."
+        )
+    limit: int | Unset | None = (
+        None if no_limit else Unset.UNSET if char_limit is None else char_limit
+    )
+    block = _run(
+        lambda s: s.configure_block(
+            agent, label, permission=permission, char_limit=limit, description=description
+        ),
+        open_store(db, create=False, embed=False),
+    )
+    shown = "no limit" if block.char_limit is None else f"limit {block.char_limit}"
+    line = f"Configured {label!r}: {block.permission.value}, {shown}, version {block.version}."
+    _done(as_json, block, line)
 
 
 @app.command("archive")

@@ -44,6 +44,7 @@ from satchel.memory._models import (
     SearchFilters,
     SearchHit,
     SearchMode,
+    Unset,
 )
 from satchel.memory._permissions import (
     ConsentHandler,
@@ -76,6 +77,7 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "Unset",
     "Verdict",
     "authorize",
     "default_path",

@@ -21,7 +21,7 @@ from satchel._errors import (
     NotFoundError,
     VersionConflictError,
 )
-from satchel.memory._models import Block
+from satchel.memory._models import Block, Permission, Unset
 
 __all__ = [
     "LevelChanged",
@@ -29,6 +29,7 @@ __all__ = [
     "check_limit",
     "check_new_value",
     "check_version",
+    "configured",
     "limit_error",
     "only_match",
     "replace_once",
@@ -125,6 +126,41 @@ def check_new_value(
                 details={"label": label, "attempted_chars": len(value), "char_limit": char_limit},
             )
         logger.warning("block %r of %r is created over its soft char_limit", label, agent)
+
+
+def configured(
+    block: Block,
+    *,
+    permission: Permission | None,
+    char_limit: int | Unset | None,
+    description: str | None,
+) -> Block | None:
+    """``block`` with the settings an operator gave (``None``/``UNSET``: keep), or
+    ``None`` when that changes nothing. Shares above a new permission come down to it:
+    a share is never above the block's own permission.
+
+    The caller writes the returned block's ``permission``, ``char_limit``,
+    ``description`` and ``shares``; version and time are its to bump.
+
+    Raises:
+        CharLimitError: The block holds more characters than the new limit.
+    """
+    update: dict[str, object] = {}
+    if permission is not None and permission != block.permission:
+        update["permission"] = permission
+        update["shares"] = {who: min(level, permission) for who, level in block.shares.items()}
+    if not isinstance(char_limit, Unset) and char_limit != block.char_limit:
+        if char_limit is not None and block.chars > char_limit:
+            raise CharLimitError(
+                f"block {block.label!r} holds {block.chars} characters, over the new limit "
+                f"of {char_limit} by {block.chars - char_limit}. Summarise the block, or "
+                "archive part of it to archival memory, then set the limit again.",
+                details={"label": block.label, "chars": block.chars, "char_limit": char_limit},
+            )
+        update["char_limit"] = char_limit
+    if description is not None and description != block.description:
+        update["description"] = description
+    return block.model_copy(update=update) if update else None
 
 
 def check_version(block: Block, expected_version: int | None) -> None:

@@ -11,12 +11,13 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from enum import StrEnum
-from typing import Any, Literal
+from enum import Enum, StrEnum
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
+    "UNSET",
     "Block",
     "BlockKind",
     "Domain",
@@ -28,6 +29,7 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "Unset",
     "check_import_record",
     "dump_json",
     "normalise_tags",
@@ -47,6 +49,22 @@ OnConflict = Literal["error", "skip", "replace"]
 """What :meth:`~satchel.memory.MemoryStore.import_records` does with a record whose id,
 or (for a block) whose owner and label, the store already holds: raise
 :class:`~satchel.AlreadyExistsError`, keep the stored one, or replace it."""
+
+
+class Unset(Enum):
+    """Marks an argument as left out where ``None`` means something, as for the
+    ``char_limit`` of :meth:`~satchel.memory.MemoryStore.configure_block` (``None``
+    removes the limit, ``Unset.UNSET``, the default, keeps it)."""
+
+    UNSET = "UNSET"
+    """The one value: "not given, keep what is there"."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = Unset.UNSET
+"""Short for :attr:`Unset.UNSET` inside satchel."""
 
 _NAME_RE = re.compile(r"^[^/\x00-\x1f\x7f]{1,128}$")
 

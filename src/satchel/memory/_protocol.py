@@ -15,6 +15,8 @@ Conventions shared by every method:
 * Every write to a block passes the permission gate
   (:func:`satchel.memory._permissions.authorize`), which may ask the store's consent
   handler.
+* :meth:`MemoryStore.configure_block` is an operator's tool too: it changes a block's
+  settings for its owner and does not pass the permission gate.
 * :meth:`MemoryStore.list_agents`, :meth:`MemoryStore.export_records` and
   :meth:`MemoryStore.import_records` are an operator's tools (backup, restore, moving
   memory between backends): they act on the whole store, not as an agent, and
@@ -32,6 +34,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from satchel.memory._models import (
+    UNSET,
     Block,
     BlockKind,
     Domain,
@@ -43,6 +46,7 @@ from satchel.memory._models import (
     SearchFilters,
     SearchHit,
     SearchMode,
+    Unset,
 )
 
 __all__ = ["MemoryStore", "ProgressCallback"]
@@ -169,6 +173,49 @@ class MemoryStore(Protocol):
     ) -> tuple[Block, Block]:
         """Archive one block and load another into working memory, atomically: both
         happen or neither. Returns ``(archived, loaded)``."""
+        ...
+
+    async def configure_block(
+        self,
+        agent: str,
+        label: str,
+        *,
+        permission: Permission | None = None,
+        char_limit: int | Unset | None = UNSET,
+        description: str | None = None,
+    ) -> Block:
+        """Change the settings of a block ``agent`` owns: its permission, character
+        limit and description. The text, kind, tags, shares and vector stay.
+
+        This is a human operator's call (the CLI's ``satchel memory configure``), not an
+        agent's: it is no built-in tool and does **not** pass the permission gate, so it
+        can make a read-only block writable again. Only the owner may call it.
+        Shares above a new permission are lowered to it (a share is never above the
+        block's own permission). A call that changes nothing (nothing given, or every
+        given setting already holds) returns the block without a new version; otherwise
+        the version goes up by one, as for any write.
+
+        Args:
+            agent: The owner.
+            label: The block (the owner's bare label, or ``owner/label``).
+            permission: The new permission, or ``None`` to keep it.
+            char_limit: The new limit (``>= 0``), ``None`` to remove the limit, or
+                :attr:`Unset.UNSET <satchel.memory.Unset.UNSET>` (the default) to keep
+                it.
+            description: The new description, or ``None`` to keep it.
+
+        Raises:
+            NotFoundError: No such block visible to ``agent``.
+            PermissionDeniedError: ``agent`` is a recipient of the block, not its owner.
+            CharLimitError: The block holds more characters than the new limit (nothing
+                changes).
+            ValueError: ``char_limit`` is negative.
+
+        Example:
+            >>> await store.configure_block(  # doctest: +SKIP
+            ...     "ada", "persona", permission=Permission.READ_ONLY, char_limit=None
+            ... )
+        """
         ...
 
     async def share_block(

@@ -31,13 +31,14 @@ from typing import Any, Literal, Self, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import VersionConflictError
+from satchel._errors import PermissionDeniedError, VersionConflictError
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._block_rules import LevelChanged
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._fts import query_terms
 from satchel.memory._fusion import Fusion
 from satchel.memory._models import (
+    UNSET,
     Block,
     BlockKind,
     Domain,
@@ -47,6 +48,7 @@ from satchel.memory._models import (
     SearchFilters,
     SearchHit,
     SearchMode,
+    Unset,
     normalise_tags,
     utc_now,
     validate_agent,
@@ -372,6 +374,33 @@ class StoreBase(StoreSteps):
             except LevelChanged:
                 continue
         raise VersionConflictError("the permissions of the blocks kept changing; try again")
+
+    async def configure_block(
+        self,
+        agent: str,
+        label: str,
+        *,
+        permission: Permission | None = None,
+        char_limit: int | Unset | None = UNSET,
+        description: str | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.configure_block`."""
+        validate_agent(agent)
+        if permission is not None:
+            permission = Permission(permission)
+        if not isinstance(char_limit, Unset) and char_limit is not None and char_limit < 0:
+            raise ValueError("char_limit must be >= 0")
+        [(pk, block)] = await self._resolve(agent, [label])
+        if block.agent != agent:
+            raise PermissionDeniedError(
+                f"only the owner {block.agent!r} may configure block {block.label!r}",
+                details={"label": block.label, "owner": block.agent, "operation": "configure"},
+            )
+        if permission is None and isinstance(char_limit, Unset) and description is None:
+            return block
+        return await self._configure(
+            agent, pk, permission=permission, char_limit=char_limit, description=description
+        )
 
     async def share_block(
         self, agent: str, label: str, recipient: str, permission: Permission

@@ -5,7 +5,8 @@ a database step; :class:`StoreSteps` declares those steps. A backend (SQLite,
 PostgreSQL) implements each as one read, one write transaction or one statement. The
 write steps on a block get the level the permission gate allowed and re-check it as
 part of the write (raising :class:`~satchel.memory._block_rules.LevelChanged` when it
-moved); the export and import steps come from
+moved), except :meth:`StoreSteps._configure`, an operator's write that passes no gate
+and re-checks ownership instead; the export and import steps come from
 :class:`~satchel.memory._transfer.RecordTransfer`.
 """
 
@@ -19,7 +20,15 @@ from typing import Any, Literal, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._models import Block, BlockKind, Message, Permission, Role, SearchHit
+from satchel.memory._models import (
+    Block,
+    BlockKind,
+    Message,
+    Permission,
+    Role,
+    SearchHit,
+    Unset,
+)
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import RecordTransfer
 
@@ -154,6 +163,20 @@ class StoreSteps(RecordTransfer):
     ) -> Block:
         """Share the block with ``recipient`` at ``permission`` (unshare with
         ``None``) in one write that re-checks ``level``."""
+
+    @abstractmethod
+    async def _configure(
+        self,
+        agent: str,
+        pk: int,
+        *,
+        permission: Permission | None,
+        char_limit: int | Unset | None,
+        description: str | None,
+    ) -> Block:
+        """Apply :func:`~satchel.memory._block_rules.configured` to the block in one
+        write that re-checks ``agent`` owns it; bump the version only when something
+        changed. Text, tags, kind and vector stay as they are."""
 
     @abstractmethod
     async def _insert_message(self, new: NewMessage, vector: F32 | None) -> Message:

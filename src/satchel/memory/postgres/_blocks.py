@@ -18,6 +18,7 @@ text would pass the limit (:class:`CharLimitError`).
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, LiteralString, NoReturn
@@ -33,11 +34,12 @@ from satchel.memory._block_rules import (
     check_limit,
     check_new_value,
     check_version,
+    configured,
     limit_error,
     only_match,
     replace_once,
 )
-from satchel.memory._models import Block, BlockKind, Permission, utc_now
+from satchel.memory._models import Block, BlockKind, Permission, Unset, utc_now
 from satchel.memory._permissions import effective_permission
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import (
@@ -51,6 +53,7 @@ from satchel.memory.postgres._rows import (
 __all__ = [
     "VECTOR_VALUE",
     "append",
+    "configure",
     "delete",
     "insert",
     "list_visible",
@@ -408,6 +411,51 @@ async def set_kind(
     row = await cursor.fetchone()
     if row is None:
         await _explain(conn, pk, agent, level, expected_version=expected_version)
+    return block_from_row(row)
+
+
+async def configure(
+    conn: Conn,
+    pk: int,
+    agent: str,
+    *,
+    permission: Permission | None,
+    char_limit: int | Unset | None,
+    description: str | None,
+) -> Block:
+    """Change the block's permission, limit and description, and lower its shares
+    above a new permission, under the row lock, for its owner ``agent``; a no-op keeps
+    the version.
+
+    Raises:
+        NotFoundError: The block is gone (or is no longer ``agent``'s).
+        CharLimitError: The block holds more than the new limit.
+    """
+    async with conn.transaction():
+        before = await load(conn, pk, lock=True)
+        if before.agent != agent:
+            raise NotFoundError("the block was deleted meanwhile")
+        after = configured(
+            before, permission=permission, char_limit=char_limit, description=description
+        )
+        if after is None:
+            return before
+        cursor = await conn.execute(
+            "UPDATE satchel_blocks AS b SET permission = %(permission)s, "
+            "char_limit = %(char_limit)s, description = %(description)s, "
+            "shares = %(shares)s::jsonb, version = b.version + 1, updated_at = %(now)s "
+            f"WHERE b.pk = %(pk)s RETURNING {BLOCK_COLUMNS}",
+            {
+                "pk": pk,
+                "permission": after.permission.value,
+                "char_limit": after.char_limit,
+                "description": enc(after.description),
+                "shares": json.dumps({who: level.value for who, level in after.shares.items()}),
+                "now": utc_now(),
+            },
+        )
+        row = await cursor.fetchone()
+    assert row is not None
     return block_from_row(row)
 
 

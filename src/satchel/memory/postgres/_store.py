@@ -28,6 +28,7 @@ from satchel.memory._models import (
     OnConflict,
     Permission,
     SearchHit,
+    Unset,
 )
 from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
@@ -294,6 +295,26 @@ class PostgresStore(StoreBase):
             raise ValueError("a block cannot be shared with its own owner")
         return await self._run(
             lambda conn: _blocks.set_share(conn, pk, agent, level, recipient, permission)
+        )
+
+    async def _configure(
+        self,
+        agent: str,
+        pk: int,
+        *,
+        permission: Permission | None,
+        char_limit: int | Unset | None,
+        description: str | None,
+    ) -> Block:
+        return await self._run(
+            lambda conn: _blocks.configure(
+                conn,
+                pk,
+                agent,
+                permission=permission,
+                char_limit=char_limit,
+                description=description,
+            )
         )
 
     # --- messages and search: the database steps ------------------------------------

@@ -21,11 +21,12 @@ from satchel.memory._block_rules import (
     check_limit,
     check_new_value,
     check_version,
+    configured,
     limit_error,
     only_match,
     replace_once,
 )
-from satchel.memory._models import Block, BlockKind, Permission, utc_now
+from satchel.memory._models import Block, BlockKind, Permission, Unset, utc_now
 from satchel.memory.sqlite._rows import (
     BLOCK_COLUMNS,
     BLOCK_FROM,
@@ -40,6 +41,7 @@ from satchel.memory.sqlite._rows import (
 __all__ = [
     "append",
     "check_level",
+    "configure",
     "delete",
     "insert",
     "list_visible",
@@ -340,5 +342,46 @@ def set_share(
     conn.execute(
         "UPDATE blocks SET version = version + 1, updated_at = ? WHERE pk = ?",
         (to_us(utc_now()), pk),
+    )
+    return load(conn, pk)
+
+
+def configure(
+    conn: sqlite3.Connection,
+    pk: int,
+    agent: str,
+    *,
+    permission: Permission | None,
+    char_limit: int | Unset | None,
+    description: str | None,
+) -> Block:
+    """Change the block's permission, limit and description, and lower its shares
+    above a new permission, for its owner ``agent``; a no-op keeps the version.
+
+    Raises:
+        NotFoundError: The block is gone (or is no longer ``agent``'s).
+        CharLimitError: The block holds more than the new limit.
+    """
+    before = load(conn, pk)
+    if before.agent != agent:
+        raise NotFoundError("the block was deleted meanwhile")
+    after = configured(
+        before, permission=permission, char_limit=char_limit, description=description
+    )
+    if after is None:
+        return before
+    conn.execute(
+        "UPDATE blocks SET permission = ?, char_limit = ?, description = ?, "
+        "version = version + 1, updated_at = ? WHERE pk = ?",
+        (after.permission.value, after.char_limit, after.description, to_us(utc_now()), pk),
+    )
+    conn.executemany(
+        "UPDATE shares SET permission = ? WHERE block_pk = ? "
+        "AND agent_id = (SELECT id FROM agents WHERE name = ?)",
+        [
+            (level.value, pk, who)
+            for who, level in after.shares.items()
+            if level != before.shares[who]
+        ],
     )
     return load(conn, pk)

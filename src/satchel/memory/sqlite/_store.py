@@ -31,6 +31,7 @@ from satchel.memory._models import (
     OnConflict,
     Permission,
     SearchHit,
+    Unset,
 )
 from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
@@ -302,6 +303,26 @@ class SQLiteStore(StoreBase):
             pk,
             level,
             lambda conn: _blocks.set_share(conn, pk, recipient, permission),
+        )
+
+    async def _configure(
+        self,
+        agent: str,
+        pk: int,
+        *,
+        permission: Permission | None,
+        char_limit: int | Unset | None,
+        description: str | None,
+    ) -> Block:
+        return await self._write(
+            lambda conn: _blocks.configure(
+                conn,
+                pk,
+                agent,
+                permission=permission,
+                char_limit=char_limit,
+                description=description,
+            )
         )
 
     # --- messages and search: the database steps ------------------------------------
