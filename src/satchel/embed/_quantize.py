@@ -44,7 +44,7 @@ CACHE_ENV_VAR: Final = "SATCHEL_CACHE_DIR"
 """Environment variable naming the directory derived model files are cached in."""
 
 QUANTIZE_ENV_VAR: Final = "SATCHEL_EMBED_QUANTIZE"
-"""Environment variable that, set to ``0``, ``false`` or ``no``, turns the int8
+"""Environment variable that, set to ``0``, ``false``, ``no`` or ``off``, turns the int8
 arithmetic off for embedders that were not told either way."""
 
 _RECIPE: Final = "dynamic-int8-per-channel-v1"
@@ -162,14 +162,13 @@ def quantized_model(source: Path, *, cache_dir: Path | None = None) -> Path:
     directory = cache_dir if cache_dir is not None else model_cache_dir()
     ort = _import("onnxruntime")
     try:
-        key = hashlib.sha256(f"{_digest(source)}:{ort.__version__}:{_RECIPE}".encode()).hexdigest()[
-            :24
-        ]
+        identity = f"{_digest(source)}:{ort.__version__}:{_RECIPE}"
     except OSError as exc:
         raise SatchelUsageError(
             f"Cannot read the embedding model {str(source)!r}: {exc.strerror or exc}",
             details={"path": str(source)},
         ) from exc
+    key = hashlib.sha256(identity.encode()).hexdigest()[:24]
     target = directory / f"{source.stem}-{key}.onnx"
     if target.is_file() and target.stat().st_size > 0:
         return target
