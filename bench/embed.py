@@ -22,7 +22,6 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
 from meta_common import data_dir
 
 from satchel.embed import MiniLMEmbedder
@@ -145,7 +144,7 @@ def main() -> None:
     print(f"\ncosine int8 vs float32, same text: min {agree.min():.4f}, mean {agree.mean():.4f}")
     print(
         f"cosine int8 batch 1 vs batch 8 (activations quantised per run): "
-        f"min {drift.min():.4f}, mean {np.mean(drift):.4f}"
+        f"min {drift.min():.4f}, mean {drift.mean():.4f}"
     )
     _, peak = rss_mib()
     print(f"peak RSS over the run ({len(embedders)} embedders loaded): {peak:.0f} MiB")

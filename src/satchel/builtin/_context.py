@@ -271,28 +271,30 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
             ) from exc
         return _done("Replaced the passage in {}", block, agent)
 
+    async def _new_block(
+        self, agent: str, label: str, value: str, description: str
+    ) -> ContextOutput:
+        """Create a block of :attr:`new_block_kind`; raises ``AlreadyExistsError``."""
+        created = await checked(
+            self.store.create_block(
+                agent, label, value, description=description, kind=self.new_block_kind
+            )
+        )
+        return ContextOutput(
+            message=f"Created the {created.kind.value} block "
+            f"{created.address_for(agent)!r} with {created.chars} characters.",
+            block=block_info(created, agent),
+        )
+
     async def _create(self, agent: str, params: ContextCreate) -> ContextOutput:
         try:
-            created = await checked(
-                self.store.create_block(
-                    agent,
-                    params.label,
-                    params.value,
-                    description=params.description,
-                    kind=self.new_block_kind,
-                )
-            )
+            return await self._new_block(agent, params.label, params.value, params.description)
         except AlreadyExistsError as exc:
             raise ToolRetry(
                 f"Block {params.label!r} already exists. Use append or replace to change "
                 "it, set to overwrite it, or create the block under another label.",
                 details={"label": params.label},
             ) from exc
-        return ContextOutput(
-            message=f"Created the {created.kind.value} block "
-            f"{created.address_for(agent)!r} with {created.chars} characters.",
-            block=block_info(created, agent),
-        )
 
     async def _set(self, agent: str, params: ContextSet) -> ContextOutput:
         for _ in range(_SET_ATTEMPTS):
@@ -300,22 +302,11 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 before = await checked(self.store.get_block(agent, params.label))
             except NotFoundError:
                 try:
-                    created = await checked(
-                        self.store.create_block(
-                            agent,
-                            params.label,
-                            params.value,
-                            description=params.description or "",
-                            kind=self.new_block_kind,
-                        )
+                    return await self._new_block(
+                        agent, params.label, params.value, params.description or ""
                     )
                 except AlreadyExistsError:
                     continue  # created meanwhile: overwrite it on the next round
-                return ContextOutput(
-                    message=f"Created the {created.kind.value} block "
-                    f"{created.address_for(agent)!r} with {created.chars} characters.",
-                    block=block_info(created, agent),
-                )
             try:
                 after = await checked(
                     self.store.update_block_text(
