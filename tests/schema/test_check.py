@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from satchel import SatchelUsageError
-from satchel.schema import DIALECTS, Dialect, Violation, check, check_definition
+from satchel.schema import DIALECTS, Dialect, Violation, check, check_definition, for_dialect
 
 
 def _rules(schema: Any, dialect: Dialect) -> set[str]:
@@ -37,18 +37,43 @@ def test_a_good_schema_has_no_violations(dialect: Dialect) -> None:
     assert check(GOOD[dialect], dialect) == []
 
 
-@pytest.mark.parametrize("dialect", DIALECTS)
-def test_a_ref_or_defs_left_anywhere_is_caught(dialect: Dialect) -> None:
-    schema = {
+_INTO_DEFS = {
+    "type": "object",
+    "properties": {"a": {"$ref": "#/$defs/A"}},
+    "$defs": {"A": {"type": "object", "properties": {"next": {"$ref": "#/$defs/A"}}}},
+}
+
+
+@pytest.mark.parametrize("dialect", ["mcp", "openai", "openai-strict", "anthropic"])
+def test_a_ref_into_the_top_level_defs_is_accepted_where_the_provider_takes_refs(
+    dialect: Dialect,
+) -> None:
+    assert check(for_dialect(_INTO_DEFS, dialect), dialect) == []
+
+
+def test_gemini_takes_no_ref_or_defs_at_all() -> None:
+    found = check(_INTO_DEFS, "gemini")
+    assert Violation("/properties/a", "no-ref", "'$ref' found; Gemini's Schema has none.") in found
+    assert Violation("", "no-ref", "'$defs' found; Gemini's Schema has none.") in found
+
+
+@pytest.mark.parametrize("dialect", ["mcp", "openai", "openai-strict", "anthropic"])
+def test_a_dangling_ref_or_nested_defs_is_caught(dialect: Dialect) -> None:
+    dangling = {"type": "object", "properties": {"a": {"$ref": "#/$defs/B"}}, "$defs": {}}
+    elsewhere = {"type": "object", "properties": {"a": {"$ref": "#/properties/b"}}}
+    nested = {
+        "type": "object",
+        "properties": {"a": {"type": "object", "$defs": {"A": {"type": "string"}}}},
+    }
+    not_recursive = {
         "type": "object",
         "properties": {"a": {"$ref": "#/$defs/A"}},
         "$defs": {"A": {"type": "string"}},
     }
-    found = check(schema, dialect)
-    assert (
-        Violation("/properties/a", "no-ref", "'$ref' found; satchel inlines every $ref.") in found
-    )
-    assert "no-defs" in {v.rule for v in found}
+    assert ("/$defs/A", "local-ref") in [(v.path, v.rule) for v in check(not_recursive, dialect)]
+    assert ("/properties/a", "local-ref") in [(v.path, v.rule) for v in check(dangling, dialect)]
+    assert ("/properties/a", "local-ref") in [(v.path, v.rule) for v in check(elsewhere, dialect)]
+    assert ("/properties/a", "local-ref") in [(v.path, v.rule) for v in check(nested, dialect)]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -219,7 +244,7 @@ def test_check_definition_checks_the_schema_inside_with_paths_into_the_definitio
         "input_schema": {"type": "object", "properties": {"a": {"$ref": "#/x"}}},
     }
     assert [(v.path, v.rule) for v in check_definition(definition, "anthropic")] == [
-        ("/input_schema/properties/a", "no-ref")
+        ("/input_schema/properties/a", "local-ref")
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import datetime
 import enum
+import json
 import uuid
 from typing import Annotated, Any, Literal
 
@@ -21,6 +22,7 @@ from satchel.schema import (
     normalize,
     tool_definition,
 )
+from satchel.schema._recursive import UNROLL_DEPTH
 
 
 class Color(enum.Enum):
@@ -326,6 +328,8 @@ def test_json_schema_dialects_keep_the_normalized_schema(dialect: Dialect) -> No
 def test_for_dialect_rejects_an_unnormalized_schema() -> None:
     with pytest.raises(SchemaError, match="normalize"):
         for_dialect(Person.model_json_schema(), "mcp")
+    with pytest.raises(SchemaError, match="normalize"):
+        for_dialect({"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}, "mcp")
 
 
 def test_an_unknown_dialect_is_a_usage_error() -> None:
@@ -406,3 +410,30 @@ def test_dropping_strict_nulls_reaches_into_lists_and_operations() -> None:
     assert drop_strict_nulls({"items": [{"limit": None, "query": "x"}]}, people) == {
         "items": [{"query": "x"}]
     }
+
+
+class _Folder(BaseModel):
+    name: str
+    folders: list[_Folder] = []
+
+
+def test_gemini_gets_a_recursive_type_unrolled_to_a_bounded_depth() -> None:
+    adapted = for_dialect(normalize(_Folder.model_json_schema()), "gemini")
+    assert "$ref" not in json.dumps(adapted)
+    assert "$defs" not in adapted
+    level = adapted
+    for _ in range(UNROLL_DEPTH):
+        level = level["properties"]["folders"]["items"]
+        assert level["properties"]["name"]["type"] == "string"
+    cut = level["properties"]["folders"]["items"]
+    assert cut["type"] == "object"
+    assert "properties" not in cut
+    assert "Nested further" in cut["description"]
+    assert check(adapted, "gemini") == []
+
+
+@pytest.mark.parametrize("dialect", ["mcp", "openai", "openai-strict", "anthropic"])
+def test_other_dialects_keep_a_recursive_type_as_one_definition(dialect: Dialect) -> None:
+    adapted = for_dialect(normalize(_Folder.model_json_schema()), dialect)
+    assert set(adapted["$defs"]) == {"Folder"}
+    assert check(adapted, dialect) == []

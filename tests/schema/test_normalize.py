@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any, Optional
 
+import jsonschema
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
@@ -77,24 +79,38 @@ def test_title_keyword_is_stripped_but_a_property_named_title_is_kept() -> None:
     }
 
 
-def test_recursive_model_raises_schema_error_naming_the_type() -> None:
-    with pytest.raises(SchemaError, match="type 'Node'") as caught:
-        normalize(Node.model_json_schema())
-    assert caught.value.details["type"] == "Node"
-    assert "Break the cycle" in caught.value.message
+def _refs(schema: object) -> set[str]:
+    text = json.dumps(schema)
+    return set(re.findall(r'"\$ref": "([^"]*)"', text))
 
 
-def test_mutually_recursive_models_name_the_whole_cycle() -> None:
+def test_a_recursive_model_keeps_one_definition_and_refers_to_it() -> None:
+    result = normalize(Node.model_json_schema())
+    assert set(result["$defs"]) == {"Node"}
+    assert result["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert result["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert result["type"] == "object"  # the top level is written out, not a reference
+
+
+def test_a_recursive_schema_validates_deep_values_like_the_model() -> None:
+    result = normalize(Node.model_json_schema())
+    deep: dict[str, Any] = {"label": "1", "children": []}
+    for depth in range(2, 12):
+        deep = {"label": str(depth), "children": [deep]}
+    jsonschema.validate(deep, result)
+    broken = {"label": "1", "children": [{"label": 2, "children": []}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, result)
+
+
+def test_mutually_recursive_models_keep_only_the_types_on_the_cycle() -> None:
     Employee.model_rebuild()
-    with pytest.raises(SchemaError) as caught:
-        normalize(Employee.model_json_schema())
-    assert caught.value.details["cycle"] in (
-        ["Employee", "Manager", "Employee"],
-        ["Manager", "Employee", "Manager"],
-    )
+    result = normalize(Employee.model_json_schema())
+    assert set(result["$defs"]) <= {"Employee", "Manager"}
+    assert _refs(result) <= {f"#/$defs/{name}" for name in result["$defs"]}
 
 
-def test_a_json_pointer_recursion_is_rejected_too() -> None:
+def test_a_json_pointer_recursion_becomes_a_definition_too() -> None:
     schema = {
         "type": "object",
         "properties": {
@@ -104,14 +120,36 @@ def test_a_json_pointer_recursion_is_rejected_too() -> None:
             }
         },
     }
-    with pytest.raises(SchemaError, match="#/properties/tree"):
-        normalize(schema)
+    result = normalize(schema)
+    assert set(result["$defs"]) == {"tree"}
+    assert result["$defs"]["tree"]["properties"]["kids"]["items"] == {"$ref": "#/$defs/tree"}
 
 
-def test_a_root_self_reference_is_rejected() -> None:
+def test_a_root_self_reference_is_named_after_the_title() -> None:
     schema = {"title": "Tree", "type": "object", "properties": {"kid": {"$ref": "#"}}}
-    with pytest.raises(SchemaError, match="'Tree'"):
-        normalize(schema)
+    result = normalize(schema)
+    assert result["properties"]["kid"] == {"$ref": "#/$defs/Tree"}
+    assert "title" not in result["$defs"]["Tree"]
+
+
+def test_normalizing_a_recursive_schema_again_changes_nothing() -> None:
+    Employee.model_rebuild()
+    for model in (Node, Employee):
+        once = normalize(model.model_json_schema())
+        assert normalize(once) == once
+
+
+def test_types_that_are_not_on_a_cycle_are_still_inlined_beside_recursive_ones() -> None:
+    class Leaf(BaseModel):
+        text: str
+
+    class Branch(BaseModel):
+        leaf: Leaf
+        more: list[Branch] = []
+
+    result = normalize(Branch.model_json_schema())
+    assert set(result["$defs"]) == {"Branch"}
+    assert result["properties"]["leaf"]["properties"]["text"] == {"type": "string"}
 
 
 def test_a_type_used_twice_is_not_mistaken_for_recursion() -> None:

@@ -7,7 +7,8 @@ import logging
 import pytest
 from pydantic import BaseModel
 
-from satchel import SatchelUsageError, SchemaError, Tool, ToolContext, ToolRegistry
+from satchel import SatchelUsageError, Tool, ToolContext, ToolRegistry
+from satchel.schema import DIALECTS, check_definition
 from tool_fixtures import CountIn, CountOut, Files, SyncWordCount, WordCount
 
 pytestmark = pytest.mark.anyio
@@ -109,7 +110,7 @@ def test_tool_without_types_is_refused_at_registration() -> None:
         ToolRegistry().register(Untyped())
 
 
-def test_recursive_input_model_is_refused_naming_the_type() -> None:
+async def test_a_recursive_input_model_is_served_and_validated() -> None:
     class Node(BaseModel):
         value: int
         children: list[Node] = []
@@ -121,8 +122,17 @@ def test_recursive_input_model_is_refused_naming_the_type() -> None:
         async def execute(self, params: Node, ctx: ToolContext) -> CountOut:
             return CountOut(count=1)
 
-    with pytest.raises(SchemaError, match="Node"):
-        ToolRegistry().register(Tree())
+    registry = ToolRegistry([Tree()])
+    for dialect in DIALECTS:
+        [definition] = registry.schemas(dialect)
+        assert check_definition(definition, dialect) == []
+    deep: dict[str, object] = {"value": 0, "children": []}
+    for depth in range(1, 8):
+        deep = {"value": depth, "children": [deep]}
+    assert (await registry.call("tree", deep)).ok
+    bad = await registry.call("tree", {"value": 1, "children": [{"value": "x"}]})
+    assert bad.error is not None
+    assert bad.error.kind == "invalid_arguments"
 
 
 async def test_tool_returning_a_wrong_output_is_an_internal_error(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from satchel._errors import SatchelUsageError
-from satchel.schema import Dialect, tool_definition
+from satchel.schema import DIALECTS, Dialect, tool_definition
 from satchel.tools import BaseTool, FunctionTool, RawTool, ToolContext, ToolResult, ToolSpec
 from satchel.tools._arguments import ArgumentsError, decode_arguments
 from satchel.tools._base import result_from_exception
@@ -242,24 +242,39 @@ class ToolRegistry:
     def schemas(self, dialect: Dialect = "openai") -> list[dict[str, Any]]:
         """Every tool's definition in a provider's own shape.
 
+        A tool that one dialect cannot express (for example a parameter name Gemini
+        refuses) is left out of that dialect's list with a warning naming it, so one
+        tool never stops a whole registry from being served.
+
         Args:
             dialect: ``"openai"``, ``"openai-strict"``, ``"anthropic"``, ``"gemini"`` or
                 ``"mcp"``.
         """
         cache = self._schema_cache
-        cached = cache.get(dialect)
+        cached: list[dict[str, Any]] | None = cache.get(dialect)
         if cached is None:
-            cached = [
-                tool_definition(
-                    s.name,
-                    s.description,
-                    s.input_schema,
-                    dialect,
-                    output_schema=s.output_schema,
-                    annotations=_spec_annotations(s),
+            if dialect not in DIALECTS:
+                raise SatchelUsageError(
+                    f"Unknown schema dialect {dialect!r}; choose one of {', '.join(DIALECTS)}.",
+                    details={"dialect": repr(dialect)},
                 )
-                for s in self.specs()
-            ]
+            cached = []
+            for s in self.specs():
+                try:
+                    definition = tool_definition(
+                        s.name,
+                        s.description,
+                        s.input_schema,
+                        dialect,
+                        output_schema=s.output_schema,
+                        annotations=_spec_annotations(s),
+                    )
+                except SatchelUsageError as exc:
+                    logger.warning(
+                        "the tool %r is left out of the %s schemas: %s", s.name, dialect, exc
+                    )
+                    continue
+                cached.append(definition)
             cache[dialect] = cached
         return cached
 

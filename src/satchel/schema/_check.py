@@ -12,8 +12,10 @@ dialect:
   OpenAI API error "schema must have type 'object' and not have
   'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level"; Anthropic API error
   "input_schema does not support oneOf, allOf, or anyOf at the top level".
-* ``no-ref`` / ``no-defs`` -- satchel's own rule (DESIGN.md section 1, "every $ref is
-  inlined"), so every provider gets a self-contained schema.
+* ``local-ref`` -- satchel's own rule (DESIGN.md section 1, "every $ref is inlined"),
+  relaxed for recursive types: a ``$ref`` only points into the top-level ``$defs``, so
+  every provider gets a self-contained schema. ``no-ref`` for ``gemini``: its
+  ``Schema`` has no ``$ref`` or ``$defs`` at all (recursive types are unrolled).
 * ``json-schema`` -- keyword values well-formed per JSON Schema 2020-12 (MCP 2025-11-25
   "defaults to 2020-12"; Anthropic and OpenAI take JSON Schema). For ``gemini`` the same
   check covers the fields Gemini shares with JSON Schema.
@@ -39,6 +41,7 @@ from satchel.schema._keywords import (
     types_of,
     walk,
 )
+from satchel.schema._recursive import reference_problems
 from satchel.schema._strict import STRICT_FORMATS, STRICT_KEYWORDS
 from satchel.schema._validity import schema_problems
 
@@ -76,7 +79,7 @@ def check(schema: Mapping[str, Any], dialect: Dialect) -> list[Violation]:
     Example:
         >>> found = check({"type": "object", "properties": {"a": {"$ref": "#/x"}}}, "mcp")
         >>> [(v.path, v.rule) for v in found]
-        [('/properties/a', 'no-ref')]
+        [('/properties/a', 'local-ref')]
     """
     return check_at(schema, require_dialect(dialect), "")
 
@@ -87,10 +90,15 @@ def check_at(schema: object, dialect: Dialect, base: str) -> list[Violation]:
     if root is None:
         return [Violation(base, "root-type", "The parameters schema must be a JSON object.")]
     found = _root_rules(root, base)
-    for where, node in walk(root, base):
-        for key, rule in (("$ref", "no-ref"), ("$defs", "no-defs"), ("definitions", "no-defs")):
-            if key in node:
-                found.append(Violation(where, rule, f"'{key}' found; satchel inlines every $ref."))
+    if dialect == "gemini":
+        for where, node in walk(root, base):
+            for key in ("$ref", "$defs", "definitions"):
+                if key in node:
+                    found.append(
+                        Violation(where, "no-ref", f"'{key}' found; Gemini's Schema has none.")
+                    )
+    else:
+        found.extend(Violation(w, "local-ref", m) for w, m in reference_problems(root, base))
     match dialect:
         case "mcp" | "anthropic" | "openai":
             found.extend(_validity(root, base))
@@ -161,8 +169,14 @@ def _strict_rules(root: JsonObject, base: str) -> list[Violation]:
 
 def _strict_node(node: JsonObject, where: str, totals: dict[str, int]) -> list[Violation]:
     found: list[Violation] = []
+    if "$ref" in node:  # a recursive type: its definition in "$defs" is checked
+        return [
+            Violation(pointer(where, key), "strict.keyword", f"'{key}' beside '$ref'.")
+            for key in node
+            if key not in ("$ref", "description")
+        ]
     for key in node:
-        if key not in STRICT_KEYWORDS and key not in _STRICT_TOLERATED:
+        if key not in STRICT_KEYWORDS and key not in _STRICT_TOLERATED and key != "$defs":
             found.append(
                 Violation(
                     pointer(where, key),

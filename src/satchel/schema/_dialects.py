@@ -11,6 +11,9 @@
   only ``anyOf``, so one schema serves with and without ``strict``); the rest is kept.
 * ``openai-strict``: see :mod:`satchel.schema._strict`.
 * ``gemini``: see :mod:`satchel.schema._gemini`.
+
+A recursive type stays a ``$ref`` into the top-level ``$defs`` everywhere but Gemini,
+where it is unrolled to a bounded depth (:mod:`satchel.schema._recursive`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from satchel.schema._keywords import (
     JsonObject,
     as_list,
     as_object,
-    walk,
 )
+from satchel.schema._recursive import reference_problems, unroll
 from satchel.schema._strict import to_strict
 
 __all__ = ["DIALECTS", "Dialect", "for_dialect", "require_dialect"]
@@ -93,7 +96,7 @@ def for_dialect(schema: Mapping[str, Any], dialect: Dialect) -> dict[str, Any]:
         case "openai-strict":
             return to_strict(source)
         case "gemini":
-            return to_gemini(source)
+            return to_gemini(unroll(source))
         case _:
             assert_never(known)
 
@@ -107,13 +110,11 @@ def _require_normalized(schema: Mapping[str, Any]) -> JsonObject:
             "for_dialect() takes a normalized schema, with type 'object' at the top; "
             "call normalize() first."
         )
-    for where, node in walk(source):
-        for key in ("$ref", "$defs", "definitions"):
-            if key in node:
-                raise SchemaError(
-                    f"for_dialect() takes a normalized schema, but '{key}' is left at "
-                    f"{where or '/'}; call normalize() first."
-                )
+    for where, message in reference_problems(source):
+        raise SchemaError(
+            f"for_dialect() takes a normalized schema, but at {where or '/'}: {message} "
+            "Call normalize() first."
+        )
     return source
 
 

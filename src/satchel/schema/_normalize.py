@@ -1,16 +1,25 @@
 """Normalization: one self-contained object schema out of pydantic's (or a human's) output.
 
-``normalize`` inlines every ``$ref``, strips ``title`` keywords and other keywords no
-provider needs (``$schema``, ``$id``, ``$comment``, ``discriminator``), upgrades a few
-draft-04/07 spellings to 2020-12 (tuple ``items``, boolean ``exclusiveMinimum``,
-boolean ``required`` inside a property), merges ``allOf`` and one-branch unions, and
-turns a discriminated union on ``operation`` into one flat object. Multi-operation
-flattening lives in :mod:`satchel.schema._operations`.
+``normalize`` inlines every ``$ref`` that is not part of a cycle, strips ``title``
+keywords and other keywords no provider needs (``$schema``, ``$id``, ``$comment``,
+``discriminator``), upgrades a few draft-04/07 spellings to 2020-12 (tuple ``items``,
+boolean ``exclusiveMinimum``, boolean ``required`` inside a property), merges ``allOf``
+and one-branch unions, and turns a discriminated union on ``operation`` into one flat
+object. Multi-operation flattening lives in :mod:`satchel.schema._operations`.
+
+Recursive types (a tree node whose ``children`` are nodes, a JSON value that holds JSON
+values) cannot be inlined. They are kept as the one place a normalized schema may hold
+references: a top-level ``$defs`` with each recursive type, and ``{"$ref":
+"#/$defs/Name"}`` wherever one is used. MCP, Anthropic and OpenAI (strict mode too)
+accept that; :func:`satchel.schema.unroll` expands it to a bounded depth for dialects
+that take no references (Gemini). Two passes make this idempotent: the first finds
+which references lie on a cycle, the second inlines every other one.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import unquote
@@ -36,6 +45,7 @@ from satchel.schema._operations import (
     operation_infos,
     union_variants,
 )
+from satchel.schema._recursive import recursive_refs
 from satchel.schema._validity import schema_problems
 
 __all__ = ["inline", "merge", "normalize", "operations", "strip_top_null"]
@@ -73,11 +83,6 @@ _UPPER_BOUNDS = frozenset(
 _NEVER: JsonObject = {"not": {}}
 _MAX_NODES = 50_000
 
-_RECURSION_HINT = (
-    "Break the cycle: refer to nested items by id, nest a fixed number of levels with "
-    "separate models, or accept the recursive part as a JSON string."
-)
-
 
 def normalize(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Make a tool's input schema self-contained and provider-neutral.
@@ -87,7 +92,8 @@ def normalize(schema: Mapping[str, Any]) -> dict[str, Any]:
     field named ``operation``), or a hand-written JSON schema such as an MCP server's
     ``inputSchema``. The output:
 
-    * has every ``$ref`` inlined and no ``$defs``/``definitions``;
+    * has every ``$ref`` inlined, except references to a recursive type, which point
+      into a top-level ``$defs`` holding only such types (see the module docstring);
     * has no ``title`` keyword anywhere (properties *named* ``title`` stay);
     * is ``{"type": "object", "properties": {...}, ...}`` at the top level;
     * has a discriminated union on ``operation`` flattened into one object whose
@@ -104,9 +110,8 @@ def normalize(schema: Mapping[str, Any]) -> dict[str, Any]:
         A new normalized schema dict.
 
     Raises:
-        SchemaError: The schema is recursive (the message names the type), is a union
-            or non-object at the top level, has a non-local or dangling ``$ref``, or is
-            not well-formed JSON Schema.
+        SchemaError: The schema is a union or non-object at the top level, has a
+            non-local or dangling ``$ref``, or is not well-formed JSON Schema.
 
     Example:
         >>> normalize({"title": "In", "type": "object",
@@ -114,8 +119,11 @@ def normalize(schema: Mapping[str, Any]) -> dict[str, Any]:
         {'type': 'object', 'properties': {'title': {'type': 'string'}}}
     """
     top = strip_top_null(inline(schema))
+    defs = top.pop("$defs", None)
     variants = union_variants(top)
     result = flatten_operations(top, variants) if variants is not None else _object_top(top)
+    if defs is not None:
+        result["$defs"] = defs
     problems = list(schema_problems(result))
     if problems:
         listed = "; ".join(f"{where or '/'}: {message}" for where, message in problems[:5])
@@ -151,12 +159,17 @@ def operations(schema: Mapping[str, Any]) -> dict[str, OperationInfo]:
         >>> operations(union)["get"]
         OperationInfo(name='get', fields=('id',), required=('id',), description=None)
     """
-    variants = union_variants(strip_top_null(inline(schema)))
+    top = strip_top_null(inline(schema))
+    top.pop("$defs", None)
+    variants = union_variants(top)
     return {} if variants is None else operation_infos(variants)
 
 
 def inline(schema: Mapping[str, Any]) -> JsonObject:
     """Inline every ``$ref`` in ``schema`` and tidy it, without touching its top level.
+
+    References to a recursive type stay references; the types they name are returned
+    in a ``$defs`` object at the top (absent when nothing is recursive).
 
     Raises:
         SchemaError: As :func:`normalize` does for references and malformed values.
@@ -164,10 +177,13 @@ def inline(schema: Mapping[str, Any]) -> JsonObject:
     if not isinstance(cast(object, schema), Mapping):
         raise SchemaError(f"A schema must be a JSON object, not {type(schema).__name__}.")
     root = dict(schema)
+    inliner = _Inliner(root)
     try:
-        result = _Inliner(root).run()
+        result = inliner.run()
     except RecursionError as exc:
         raise SchemaError("The schema is nested too deeply to normalize.") from exc
+    if inliner.defs:
+        result["$defs"] = dict(sorted(inliner.defs.items()))
     for _, node in walk(result):
         if isinstance(node.get("required"), bool):  # draft-03 flag nobody lifted
             del node["required"]
@@ -219,17 +235,23 @@ def _object_top(top: JsonObject) -> JsonObject:
 
 
 class _Inliner:
-    """Expands ``$ref`` recursively, remembering the chain to detect cycles."""
+    """Expands every ``$ref`` that is not on a cycle; keeps the others as references
+    into ``defs`` (see the module docstring)."""
 
     def __init__(self, root: JsonObject) -> None:
         self._root = root
         self._cache: dict[str, JsonObject] = {}
         self._nodes = 0
+        self._recursive = recursive_refs(root, self._lookup_or_none)
+        self._names: dict[str, str] = {}
+        self.defs: dict[str, JsonObject] = {}
 
     def run(self) -> JsonObject:
-        return self._schema(self._root, ("#",), "")
+        return self._schema(self._root, ("#",), "", top=True)
 
-    def _schema(self, node: object, stack: tuple[str, ...], where: str) -> JsonObject:
+    def _schema(
+        self, node: object, stack: tuple[str, ...], where: str, *, top: bool = False
+    ) -> JsonObject:
         self._nodes += 1
         if self._nodes > _MAX_NODES:
             raise SchemaError(
@@ -247,7 +269,7 @@ class _Inliner:
                 f"{json_text(node)[:60]}."
             )
         if "$ref" in obj:
-            target = self._deref(obj["$ref"], stack, where)
+            target = self._deref(obj["$ref"], stack, where, top=top)
             rest = {k: v for k, v in obj.items() if k != "$ref"}
             own = self._schema(rest, stack, where) if rest else {}
             return _simplify(merge(own, target, where), where) if own else target
@@ -295,7 +317,9 @@ class _Inliner:
         _lift_boolean_required(out)
         return _simplify(out, where)
 
-    def _deref(self, ref: object, stack: tuple[str, ...], where: str) -> JsonObject:
+    def _deref(
+        self, ref: object, stack: tuple[str, ...], where: str, *, top: bool = False
+    ) -> JsonObject:
         if not isinstance(ref, str):
             raise SchemaError(f"'$ref' at {where or '/'} must be a string.")
         if not ref.startswith("#"):
@@ -303,13 +327,38 @@ class _Inliner:
                 f"Cannot inline the $ref {ref!r} at {where or '/'}: only references inside "
                 f"the same schema ('#/...') are supported."
             )
-        if ref in stack:
-            raise self._recursion_error(ref, stack)
+        if ref in self._recursive:
+            name = self._define(ref, stack, where)
+            # The top level must be an object, not a reference: it gets a copy.
+            return copy.deepcopy(self.defs[name]) if top else {"$ref": f"#/$defs/{name}"}
+        if ref in stack:  # unreachable: every ref on a cycle is recursive; kept as a guard
+            raise SchemaError(f"The $ref {ref!r} at {where or '/'} refers to itself.")
         cached = self._cache.get(ref)
         if cached is None:
             cached = self._schema(self._lookup(ref, where), (*stack, ref), ref[1:])
             self._cache[ref] = cached
         return copy.deepcopy(cached)
+
+    def _define(self, ref: str, stack: tuple[str, ...], where: str) -> str:
+        """The ``$defs`` name of the recursive type ``ref``, defining it on first use."""
+        name = self._names.get(ref)
+        if name is not None:
+            return name
+        base = _DEF_NAME.sub("_", self._type_name(ref)).strip("_") or "Type"
+        name, n = base, 1
+        while name in self.defs:
+            n += 1
+            name = f"{base}{n}"
+        self._names[ref] = name
+        self.defs[name] = {}  # reserved: a reference back to it while it is built
+        self.defs[name] = self._schema(self._lookup(ref, where), (*stack, ref), ref[1:])
+        return name
+
+    def _lookup_or_none(self, ref: str) -> object | None:
+        try:
+            return self._lookup(ref, "")
+        except SchemaError:
+            return None
 
     def _lookup(self, ref: str, where: str) -> object:
         fragment = unquote(ref[1:])
@@ -346,18 +395,11 @@ class _Inliner:
                 return unquote(ref[len(prefix) :]).replace("~1", "/").replace("~0", "~")
         if ref == "#":
             title = self._root.get("title")
-            return title if isinstance(title, str) else "the root schema"
-        return ref
+            return title if isinstance(title, str) else "Root"
+        return ref.rsplit("/", 1)[-1]
 
-    def _recursion_error(self, ref: str, stack: tuple[str, ...]) -> SchemaError:
-        chain = [self._type_name(r) for r in (*stack[stack.index(ref) :], ref)]
-        name = self._type_name(ref)
-        return SchemaError(
-            f"Recursive schema: type '{name}' contains itself ({' -> '.join(chain)}). "
-            f"satchel inlines every $ref so that each provider gets a self-contained schema, "
-            f"and a recursive type cannot be inlined. {_RECURSION_HINT}",
-            details={"type": name, "ref": ref, "cycle": chain, "hint": _RECURSION_HINT},
-        )
+
+_DEF_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _lift_boolean_required(out: JsonObject) -> None:

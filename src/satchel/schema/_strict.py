@@ -24,6 +24,8 @@ function calling with ``strict: true`` follows. What it says, and what this modu
   listed as not supported).
 * ``oneOf`` becomes ``anyOf``; a tuple (``prefixItems``) becomes ``items`` with the
   order said in words.
+* "Definitions are supported" and "Recursive schemas are supported": a recursive
+  type's ``$ref`` is kept, and its definition in ``$defs`` is converted like the rest.
 
 Some schemas have no strict form, and :func:`to_strict` raises :class:`SchemaError`
 for them: a free-form map (an object with no declared properties), a value of any type
@@ -81,7 +83,7 @@ STRICT_KEYWORDS = frozenset(
     }
 )
 """Keywords the "Supported schemas" section lists (``$ref``/``$defs`` aside: satchel
-inlines them)."""
+keeps them only for recursive types, which the section also allows)."""
 
 _OPTIONAL_NOTE = "Optional: null means not given."
 
@@ -105,13 +107,18 @@ def _unservable(path: str, what: str) -> SchemaError:
 
 
 def _convert(node: JsonObject, path: str, *, root: bool = False) -> JsonObject:
+    if "$ref" in node:  # a recursive type, converted once in "$defs"
+        ref: JsonObject = {"$ref": node["$ref"]}
+        if isinstance(node.get("description"), str):
+            ref["description"] = node["description"]
+        return ref
     schema, notes = reshape(node)
     if is_any_schema(schema) and not root and "properties" not in schema:
         raise _unservable(path, "a value of any type")
     out: JsonObject = {}
     for key, value in schema.items():
         here = pointer(path, key)
-        if key == "properties":
+        if key in ("properties", "$defs"):
             out[key] = {
                 name: _convert(as_object(sub) or {}, pointer(here, name))
                 for name, sub in (as_object(value) or {}).items()
@@ -137,6 +144,8 @@ def _convert(node: JsonObject, path: str, *, root: bool = False) -> JsonObject:
         raise _unservable(path, "an array whose items have no schema")
     if "object" in kinds or "properties" in schema or root:
         _close_object(schema, out, path, root=root)
+        if "$defs" in out:  # after the properties, as the guide's examples write it
+            out["$defs"] = out.pop("$defs")
     return with_notes(out, notes)
 
 

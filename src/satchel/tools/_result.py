@@ -70,10 +70,10 @@ class ToolResult:
         if self.error is not None:
             return None
         out = self.output
+        if self.wrapped:  # before the model case: a `Model | None` output is wrapped too
+            return {"result": to_jsonable_python(out, fallback=str)}
         if isinstance(out, BaseModel):
             return out.model_dump(mode="json")
-        if self.wrapped:
-            return {"result": to_jsonable_python(out, fallback=str)}
         if isinstance(out, dict):
             return to_jsonable_python(out, fallback=str)
         return None

@@ -63,9 +63,19 @@ def _output_checker(
 
         return check_model, _schema.normalize(model.model_json_schema()), False, model
     adapter: TypeAdapter[Any] = TypeAdapter(out_type)
-    inner = _schema.normalize(
-        {"type": "object", "properties": {"result": adapter.json_schema()}, "required": ["result"]}
-    )
+    value_schema = adapter.json_schema()
+    # pydantic puts the models a type refers to in "$defs" at the root of *its* schema;
+    # they stay at the root when the value is wrapped under "result", or every
+    # "#/$defs/..." reference would point at nothing.
+    defs = value_schema.pop("$defs", None)
+    wrapper: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": value_schema},
+        "required": ["result"],
+    }
+    if defs is not None:
+        wrapper["$defs"] = defs
+    inner = _schema.normalize(wrapper)
     simple = out_type if out_type in (int, str, float, bool) else None
 
     def check_value(value: Any) -> Any:

@@ -5,7 +5,9 @@ Run: ``python toy_server.py [--legacy]``. With ``--legacy`` it refuses
 most third-party servers today.
 
 Tools: ``greet(name)``, ``dotted.name()``, ``pid()``, ``sleep(seconds)``, ``crash()``
-(the process dies mid-call) and ``grow()`` (adds a tool ``extra_N`` and announces it).
+(the process dies mid-call), ``grow()`` (adds a tool ``extra_N`` and announces it),
+``outline(root)`` (a recursive input schema: sections hold sections) and ``broken()``
+(an input schema whose ``$ref`` points at nothing, which a client must skip).
 """
 
 from __future__ import annotations
@@ -59,6 +61,33 @@ def listing() -> list[types.Tool]:
             annotations=types.ToolAnnotations(destructive_hint=True),
         ),
         types.Tool(name="grow", description="Add a tool.", input_schema=OBJECT),
+        types.Tool(
+            name="outline",
+            description="Count the sections of an outline.",
+            input_schema={
+                "type": "object",
+                "properties": {"root": {"$ref": "#/definitions/section"}},
+                "required": ["root"],
+                "definitions": {
+                    "section": {
+                        "type": "object",
+                        "properties": {
+                            "heading": {"type": "string"},
+                            "sections": {
+                                "type": "array",
+                                "items": {"$ref": "#/definitions/section"},
+                            },
+                        },
+                        "required": ["heading"],
+                    }
+                },
+            },
+        ),
+        types.Tool(
+            name="broken",
+            description="A tool whose schema refers to nothing.",
+            input_schema={"type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}},
+        ),
     ]
     tools += [
         types.Tool(name=n, description=f"Extra tool {n}.", input_schema=OBJECT) for n in extras
@@ -97,12 +126,18 @@ async def call_tool(
             await ctx.session.send_tool_list_changed()
             await bus.publish(ToolsListChanged())
             return text(extras[-1])
+        case "outline":
+            return text(str(_count_sections(args["root"])))
         case name if name in extras:
             return text(name)
         case _:
             return types.CallToolResult(
                 content=[types.TextContent(text="no such tool")], is_error=True
             )
+
+
+def _count_sections(section: dict[str, Any]) -> int:
+    return 1 + sum(_count_sections(s) for s in section.get("sections", []))
 
 
 async def no_discover(
