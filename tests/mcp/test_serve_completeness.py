@@ -82,13 +82,13 @@ async def _client(
 async def _subscribe(client: Client, uri: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecated for 2026-07-28 servers only
-        await client.subscribe_resource(uri)
+        await client.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
 
 
 async def _unsubscribe(client: Client, uri: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        await client.unsubscribe_resource(uri)
+        await client.unsubscribe_resource(uri)  # pyright: ignore[reportDeprecated]
 
 
 def _append(label: str, content: str) -> dict[str, Any]:
@@ -213,7 +213,10 @@ async def test_resource_templates_and_the_memory_prompt_are_served(tmp_path: Pat
 # -- progress -----------------------------------------------------------------------
 
 
-async def test_the_first_call_on_a_fresh_model_cache_reports_progress(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_first_call_on_a_fresh_model_cache_reports_progress(
+    tmp_path: Path, mode: str
+) -> None:
     db = tmp_path / "m.db"
     reports: list[tuple[float, float | None, str | None]] = []
 
@@ -223,7 +226,7 @@ async def test_the_first_call_on_a_fresh_model_cache_reports_progress(tmp_path: 
     env = {"SATCHEL_CACHE_DIR": str(tmp_path / "cache"), "SATCHEL_EMBED_QUANTIZE": "1"}
     insert = {"operation": "insert", "content": "Ada works as a marine biologist."}
     with anyio.fail_after(STARTUP + 120):
-        async with _client(db, env=env) as client:
+        async with _client(db, mode=mode, env=env) as client:
             first = await client.call_tool("recall", insert, progress_callback=on_progress)
             seen = len(reports)
             second = await client.call_tool("recall", insert, progress_callback=on_progress)

@@ -33,7 +33,7 @@ from satchel.mcp._channel import (
     ElicitationPending,
     client_channel,
 )
-from satchel.mcp._memory_prompts import MEMORY_PROMPT, MemoryPrompts
+from satchel.mcp._memory_prompts import MemoryPrompts
 from satchel.mcp._memory_resources import MemoryResources
 from satchel.mcp._mount import MountedServer, mount_mcp
 from satchel.mcp._prompts import (
@@ -57,7 +57,6 @@ from satchel.mcp._server import ContextFactory, SatchelServer, create_server
 __all__ = [
     "APPROVAL_ARGUMENT",
     "CLIENT_CHANNEL_KEY",
-    "MEMORY_PROMPT",
     "ClientChannel",
     "ContextFactory",
     "ElicitationAnswer",

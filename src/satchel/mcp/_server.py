@@ -45,7 +45,7 @@ from satchel.mcp._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run
 from satchel.mcp._prompts import PromptInfo, PromptProvider
 from satchel.mcp._resources import ResourceProvider, ResourceTemplates, ResourceVersions
 from satchel.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
-from satchel.mcp._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch
+from satchel.mcp._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
 
@@ -371,15 +371,9 @@ class SatchelServer:
         if params.uri not in subscribed and watch is not None:
             agent = self.context_for(ClientChannel(ctx)).agent
             await watch.add(agent, params.uri)
-            connection.exit_stack.callback(self._forget, watch, connection, agent, params.uri)
+            watched_by(connection, watch)[params.uri] = agent
         subscribed.add(params.uri)
         return types.EmptyResult()
-
-    @staticmethod
-    def _forget(watch: ResourceWatch, connection: Connection, agent: str, uri: str) -> None:
-        """At a connection's end: stop watching ``uri`` for it, unless it unsubscribed."""
-        if uri in connection.state.get(SUBSCRIBED_URIS, set()):
-            watch.remove(agent, uri)
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.UnsubscribeRequestParams
@@ -387,11 +381,12 @@ class SatchelServer:
         connection = _connection_of(ctx)
         if connection is None:
             return types.EmptyResult()
-        subscribed: set[str] = connection.state.get(SUBSCRIBED_URIS, set())
+        connection.state.get(SUBSCRIBED_URIS, set()).discard(params.uri)
         watch = self._watches.get(ctx.lifespan_context)
-        if params.uri in subscribed and watch is not None:
-            watch.remove(self.context_for(ClientChannel(ctx)).agent, params.uri)
-        subscribed.discard(params.uri)
+        if watch is not None:
+            agent = watched_by(connection, watch).pop(params.uri, None)
+            if agent is not None:
+                watch.remove(agent, params.uri)
         return types.EmptyResult()
 
     # -- prompts ---------------------------------------------------------------

@@ -26,15 +26,19 @@ from collections import Counter
 from collections.abc import Mapping
 
 import anyio
+from mcp.server.connection import Connection
 
 from satchel._errors import SatchelError
 from satchel.mcp._feed import ChangeFeed
 from satchel.mcp._resources import ResourceVersions
 from satchel.tools import ToolContext
 
-__all__ = ["DEFAULT_WATCH_INTERVAL", "ResourceWatch"]
+__all__ = ["DEFAULT_WATCH_INTERVAL", "ResourceWatch", "watched_by"]
 
 logger = logging.getLogger("satchel.mcp")
+
+_WATCHED = "satchel.watched_uris"
+"""The key, in a handshake-era connection's ``state``, of the URIs it has watched."""
 
 DEFAULT_WATCH_INTERVAL = 2.0
 """Seconds between two looks at the subscribed resources, while any are subscribed."""
@@ -128,3 +132,21 @@ class ResourceWatch:
         except SatchelError as exc:
             logger.warning("cannot tell which resources of %r changed: %s", agent, exc.message)
             return None
+
+
+def watched_by(connection: Connection, watch: ResourceWatch) -> dict[str, str]:
+    """The agent of each URI a handshake-era ``connection`` subscribed to, as ``watch``
+    watches them; add and pop entries beside :meth:`ResourceWatch.add` and
+    :meth:`ResourceWatch.remove`. Whatever is left stops being watched when the
+    connection closes."""
+    watched: dict[str, str] | None = connection.state.get(_WATCHED)
+    if watched is None:
+        watched = connection.state[_WATCHED] = {}
+
+        def forget(found: dict[str, str] = watched) -> None:
+            for uri, agent in found.items():
+                watch.remove(agent, uri)
+            found.clear()
+
+        connection.exit_stack.callback(forget)
+    return watched
