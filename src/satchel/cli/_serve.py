@@ -31,7 +31,6 @@ import logging
 import os
 import re
 import shlex
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
@@ -428,7 +427,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             prompts=MemoryPrompts(store, served),
         )
         if http is None:
-            if sys.stdin.isatty():
+            if os.isatty(0):  # a person started it by hand, not a client on a pipe
                 typer.echo(_waiting_on_stdin(options.agent), err=True)
             await server.run_stdio()
             return

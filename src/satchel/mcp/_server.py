@@ -38,7 +38,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from satchel import __version__
-from satchel._errors import NotFoundError, SatchelError
+from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
 from satchel.mcp._channel import CLIENT_CHANNEL_KEY, ClientChannel
 from satchel.mcp._feed import SUBSCRIBED_URIS, ChangeFeed
 from satchel.mcp._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
@@ -116,6 +116,9 @@ class SatchelServer:
             (:meth:`notify_resources_changed`). Needs a provider with
             :class:`~satchel.mcp.ResourceVersions`.
 
+    Raises:
+        SatchelUsageError: ``watch_interval`` is not positive.
+
     Example:
         >>> server = create_server(registry)
         >>> anyio.run(server.run_stdio)
@@ -138,6 +141,11 @@ class SatchelServer:
         self._ctx_factory = ctx_factory
         self._resources = resources
         self._prompts = prompts
+        if watch_interval is not None and not watch_interval > 0:
+            raise SatchelUsageError(
+                f"watch_interval must be a positive number of seconds or None, "
+                f"not {watch_interval!r}."
+            )
         self._watch_interval = watch_interval
         self._feeds: set[ChangeFeed] = set()
         self._watches: dict[ChangeFeed, ResourceWatch] = {}

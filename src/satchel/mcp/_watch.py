@@ -101,7 +101,7 @@ class ResourceWatch:
         subscribed; until cancelled."""
         while True:
             idle = not self._subscribed or self._interval is None
-            with anyio.move_on_after(math.inf if idle else self._interval or 0):
+            with anyio.move_on_after(math.inf if idle else self._interval):
                 await self._wake.wait()
             self._wake = anyio.Event()
             try:
