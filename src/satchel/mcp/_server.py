@@ -237,12 +237,14 @@ class SatchelServer:
         if watch is None or not uris:
             return await ctx.lifespan_context.listen(ctx, params)
         agent = self.context_for(ClientChannel(ctx)).agent
-        for uri in uris:
-            await watch.add(agent, uri)
+        added: list[str] = []
         try:
+            for uri in uris:
+                await watch.add(agent, uri)
+                added.append(uri)
             return await ctx.lifespan_context.listen(ctx, params)
         finally:
-            for uri in uris:
+            for uri in added:
                 watch.remove(agent, uri)
 
     # -- tools -----------------------------------------------------------------
