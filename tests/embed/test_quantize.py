@@ -15,6 +15,7 @@ from satchel import SatchelUsageError
 from satchel.embed import MiniLMEmbedder
 from satchel.embed._files import resolve_model_path
 from satchel.embed._quantize import (
+    BUILD_MESSAGE,
     CACHE_ENV_VAR,
     QUANTIZE_ENV_VAR,
     model_cache_dir,
@@ -43,9 +44,11 @@ def test_int8_vectors_stay_close_to_the_float_vectors(embedder: MiniLMEmbedder) 
 
 def test_the_copy_is_built_once_and_then_reused(tmp_path: Path) -> None:
     source = resolve_model_path()
-    first = quantized_model(source, cache_dir=tmp_path)
+    steps: list[str] = []
+    first = quantized_model(source, cache_dir=tmp_path, progress=steps.append)
     stamp = first.stat().st_mtime_ns
-    second = quantized_model(source, cache_dir=tmp_path)
+    second = quantized_model(source, cache_dir=tmp_path, progress=steps.append)
+    assert steps == [BUILD_MESSAGE]  # reported before the build, not for the reuse
     assert second == first
     assert second.stat().st_mtime_ns == stamp
     assert first.parent == tmp_path
@@ -131,3 +134,20 @@ def test_the_cache_lives_under_satchel_cache_dir_when_set(
     monkeypatch.delenv(CACHE_ENV_VAR)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert model_cache_dir() == tmp_path / "xdg" / "satchel" / "models"
+
+
+def test_load_builds_the_copy_reporting_it_and_then_embeds_without_loading_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV_VAR, str(tmp_path))
+    embedder = MiniLMEmbedder(quantize=True)
+    steps: list[str] = []
+    before = embedder.loaded
+    embedder.load(steps.append)
+    embedder.load(steps.append)  # loaded: nothing to do
+    vectors = embedder.embed(["hello"])
+
+    assert (before, embedder.loaded) == (False, True)
+    assert steps == [BUILD_MESSAGE]
+    assert vectors.shape == (1, 384)
+    assert "first use only" in BUILD_MESSAGE

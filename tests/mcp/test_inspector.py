@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -26,7 +27,7 @@ RUN_LIMIT = 90
 _NPM_TROUBLE = ("npm ERR", "npm error", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "E404")
 
 
-async def _inspect(*method: str, limit: float) -> tuple[int, str, str]:
+async def _inspect(*method: str, limit: float, serve: tuple[str, ...] = ()) -> tuple[int, str, str]:
     npx = shutil.which("npx")
     if npx is None:
         pytest.skip("npx is not installed")
@@ -41,6 +42,7 @@ async def _inspect(*method: str, limit: float) -> tuple[int, str, str]:
         "serve",
         "--tools",
         EXAMPLES,
+        *serve,
         *method,
     ]
     with anyio.move_on_after(limit) as scope:
@@ -88,3 +90,28 @@ async def test_the_inspector_cli_lists_and_calls_tools() -> None:
     failed = _json(out)
     assert failed["isError"] is True
     assert "no note titled 'missing'" in failed["content"][0]["text"]
+
+
+async def test_the_inspector_cli_lists_prompts_and_resource_templates_and_gets_the_prompt(
+    tmp_path: Path,
+) -> None:
+    serve = ("--db", str(tmp_path / "m.db"), "--agent", "ada")
+    code, out, err = await _inspect("--method", "prompts/list", limit=FETCH_LIMIT, serve=serve)
+    if code != 0 and any(word in err for word in _NPM_TROUBLE):
+        pytest.skip(f"the Inspector could not be fetched from npm: {err.strip()[-300:]}")
+    assert code == 0, err
+    assert [p["name"] for p in _json(out)["prompts"]] == ["memory"]
+
+    code, out, err = await _inspect(
+        "--method", "resources/templates/list", limit=RUN_LIMIT, serve=serve
+    )
+    assert code == 0, err
+    templates = _json(out)["resourceTemplates"]
+    assert [t["uriTemplate"] for t in templates] == ["memory://{agent}/{label}"]
+
+    code, out, err = await _inspect(
+        "--method", "prompts/get", "--prompt-name", "memory", limit=RUN_LIMIT, serve=serve
+    )
+    assert code == 0, err
+    text = _json(out)["messages"][0]["content"]["text"]
+    assert '<memory agent="ada">' in text

@@ -51,6 +51,7 @@ from satchel.builtin._messaging import (
     WebhookTarget,
     describe_target,
 )
+from satchel.builtin._model_progress import load_model_with_progress, with_model_progress
 from satchel.builtin._recall import (
     RecallAppend,
     RecallDelete,
@@ -120,6 +121,8 @@ __all__ = [
     "WebhookTarget",
     "describe_target",
     "grapheme_count",
+    "load_model_with_progress",
     "memory_toolset",
     "render_context",
+    "with_model_progress",
 ]

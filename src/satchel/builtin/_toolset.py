@@ -6,11 +6,14 @@ from collections.abc import Sequence
 
 from satchel.builtin._context import ContextTool
 from satchel.builtin._messaging import MessageRouter
+from satchel.builtin._model_progress import with_model_progress
 from satchel.builtin._recall import RecallTool
 from satchel.builtin._search import SearchTool
 from satchel.builtin._send import SendMessageTool
+from satchel.embed import LazyEmbedder
 from satchel.memory import BlockKind, MemoryStore, Permission
 from satchel.registry import ToolRegistry
+from satchel.tools import BaseTool
 
 __all__ = ["memory_toolset"]
 
@@ -29,7 +32,9 @@ def memory_toolset(
     ``send_message``, bound to ``store``.
 
     They are ordinary tools: the acting agent is each call's ``ctx.agent``, and any of
-    them can be unregistered or replaced afterwards.
+    them can be unregistered or replaced afterwards. When the store's embedder loads its
+    model on first use, a call whose context has a progress hook loads it first and
+    reports the slow first build (:func:`with_model_progress`).
 
     Args:
         store: The memory store the tools read and write.
@@ -56,12 +61,15 @@ def memory_toolset(
         >>> await tools.call("context", {"operation": "list"}, ToolContext(agent="ada"))
     """
     target = registry if registry is not None else ToolRegistry()
-    tools = (
+    tools: tuple[BaseTool, ...] = (
         ContextTool(store, new_block_kind=new_block_kind),
         RecallTool(store, permission=archival_permission),
         SearchTool(store, date_languages=date_languages),
         SendMessageTool(router if router is not None else MessageRouter(store)),
     )
+    embedder: object = getattr(store, "embedder", None)
+    if isinstance(embedder, LazyEmbedder):
+        tools = tuple(with_model_progress(t, embedder) for t in tools)
     for tool in tools:
         target.register(tool, replace=replace)
     return target

@@ -11,9 +11,11 @@ What it serves is built in steps, so each feature has one place to go:
 3. :func:`served_registry` decides what clients see: the catalog behind the approval
    gate (:func:`~satchel.mcp.with_mcp_approval`), or with ``--lazy`` the three
    meta-tools over it (gated by the same broker) plus the ``--pin`` tools.
-4. The server gets the agent's rendered context as its ``instructions`` and its memory
-   blocks as resources (:class:`~satchel.mcp.MemoryResources`); memory writes announce
-   ``resources/list_changed``.
+4. The server gets the agent's rendered context as its ``instructions`` and as the
+   ``memory`` prompt (:class:`~satchel.mcp.MemoryPrompts`), and its memory blocks as
+   resources (:class:`~satchel.mcp.MemoryResources`); memory writes announce
+   ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
+   block that changed (also when another process changed it).
 
 A destructive call is approved by the client's human through elicitation when the
 client supports it, else it returns ``pending_confirmation`` and ``satchel approvals
@@ -370,6 +372,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
     from satchel.builtin import render_context
     from satchel.mcp import (  # the MCP SDK loads only to serve
         MemoryConsent,
+        MemoryPrompts,
         MemoryResources,
         SatchelServer,
         create_server,
@@ -421,8 +424,11 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             agent=options.agent,
             instructions=await render_context(store, options.agent, served),
             resources=MemoryResources(store, served),
+            prompts=MemoryPrompts(store, served),
         )
         if http is None:
+            if os.isatty(0):  # a person started it by hand, not a client on a pipe
+                typer.echo(_waiting_on_stdin(options.agent), err=True)
             await server.run_stdio()
             return
 
@@ -431,6 +437,15 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
 
         host, port = http
         await server.run_http(host, port, token=token, on_ready=ready)
+
+
+def _waiting_on_stdin(agent: str) -> str:
+    """The one line ``serve`` prints when a person started it on a terminal."""
+    return (
+        f"satchel: serving the memory of agent {agent!r} over MCP; waiting for an MCP "
+        "client on stdin (Ctrl-C to stop). MCP clients start this command themselves: "
+        "see `satchel install --help` to add it to one."
+    )
 
 
 def serve(

@@ -15,6 +15,6 @@ Example:
 
 from satchel.embed._async import embed_async
 from satchel.embed._minilm import MiniLMEmbedder, default_embedder
-from satchel.embed._protocol import Embedder
+from satchel.embed._protocol import Embedder, LazyEmbedder
 
-__all__ = ["Embedder", "MiniLMEmbedder", "default_embedder", "embed_async"]
+__all__ = ["Embedder", "LazyEmbedder", "MiniLMEmbedder", "default_embedder", "embed_async"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -168,6 +168,24 @@ class MiniLMEmbedder:
         return self._quantize
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded (by :meth:`load` or a first :meth:`embed`)."""
+        return self._runtime is not None
+
+    def load(self, progress: Callable[[str], None] | None = None) -> None:
+        """Load the model now instead of at the first :meth:`embed` call; at once if it
+        is loaded already. Blocks, like :meth:`embed`.
+
+        Args:
+            progress: Called with a short message before a step that takes seconds:
+                building the int8 copy of the model, the first time on a machine.
+
+        Raises:
+            SatchelUsageError: The model files cannot be loaded.
+        """
+        self._load(progress)
+
+    @property
     def tokenizer_path(self) -> Path:
         """The ``tokenizer.json`` this embedder loads."""
         return self._tokenizer_path
@@ -252,21 +270,21 @@ class MiniLMEmbedder:
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return (pooled / norms).astype(np.float32, copy=False)
 
-    def _load(self) -> Runtime:
+    def _load(self, progress: Callable[[str], None] | None = None) -> Runtime:
         """The loaded model and tokenizer, loading them once on first use."""
         runtime = self._runtime
         if runtime is not None:
             return runtime
         with self._lock:
             if self._runtime is None:
-                self._runtime = self._open()
+                self._runtime = self._open(progress)
             return self._runtime
 
-    def _open(self) -> Runtime:
+    def _open(self, progress: Callable[[str], None] | None) -> Runtime:
         """Load the int8 copy of the model if asked for and possible, else the model."""
         if self._quantize:
             try:
-                runtime = self._open_quantized()
+                runtime = self._open_quantized(progress)
             except SatchelUsageError as exc:
                 logger.warning("Embedding with float32 arithmetic instead: %s", exc.message)
             else:
@@ -276,15 +294,15 @@ class MiniLMEmbedder:
         self._batch_size = self._batch_size_arg or _DEFAULT_BATCH_SIZE
         return runtime
 
-    def _open_quantized(self) -> Runtime:
-        path = quantized_model(self._model_path)
+    def _open_quantized(self, progress: Callable[[str], None] | None) -> Runtime:
+        path = quantized_model(self._model_path, progress=progress)
         try:
             return self._runtime_for(path)
         except SatchelUsageError:
             # A damaged cached copy (a truncated disk write, say): build it once more.
             logger.warning("The cached int8 embedding model %s is unreadable; rebuilding", path)
             path.unlink(missing_ok=True)
-            return self._runtime_for(quantized_model(self._model_path))
+            return self._runtime_for(quantized_model(self._model_path, progress=progress))
 
     def _runtime_for(self, model_path: Path) -> Runtime:
         return load_runtime(

@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,7 +37,13 @@ import platformdirs
 
 from satchel._errors import SatchelUsageError
 
-__all__ = ["CACHE_ENV_VAR", "QUANTIZE_ENV_VAR", "model_cache_dir", "quantized_model"]
+__all__ = [
+    "BUILD_MESSAGE",
+    "CACHE_ENV_VAR",
+    "QUANTIZE_ENV_VAR",
+    "model_cache_dir",
+    "quantized_model",
+]
 
 logger = logging.getLogger("satchel.embed")
 
@@ -46,6 +53,9 @@ CACHE_ENV_VAR: Final = "SATCHEL_CACHE_DIR"
 QUANTIZE_ENV_VAR: Final = "SATCHEL_EMBED_QUANTIZE"
 """Environment variable that, set to ``0``, ``false``, ``no`` or ``off``, turns the int8
 arithmetic off for embedders that were not told either way."""
+
+BUILD_MESSAGE: Final = "building the int8 embedding model (first use only, a few seconds)"
+"""What :func:`quantized_model` reports to its ``progress`` callback before a build."""
 
 _RECIPE: Final = "dynamic-int8-per-channel-v1"
 """Changes whenever the way the derived file is built changes, so old files are not
@@ -145,12 +155,19 @@ def _prune(keep: Path) -> None:
             stale.unlink(missing_ok=True)
 
 
-def quantized_model(source: Path, *, cache_dir: Path | None = None) -> Path:
+def quantized_model(
+    source: Path,
+    *,
+    cache_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
     """The int8-arithmetic copy of the ONNX model ``source``, built on first use.
 
     Args:
         source: A float or int8-weight ONNX model.
         cache_dir: Where to keep the copy; defaults to :func:`model_cache_dir`.
+        progress: Called with :data:`BUILD_MESSAGE` just before a build starts (not
+            when a cached copy is used).
 
     Returns:
         The path of the derived model, built now if no valid copy was cached.
@@ -177,6 +194,8 @@ def quantized_model(source: Path, *, cache_dir: Path | None = None) -> Path:
         source,
         directory,
     )
+    if progress is not None:
+        progress(BUILD_MESSAGE)
     try:
         _build(source, target)
         _prune(target)

@@ -17,7 +17,10 @@ Mount::
 
 A tool served over MCP reaches its client (to ask its human with elicitation) through
 :func:`client_channel`. Memory blocks and other readable things are served through a
-:class:`ResourceProvider`; :class:`MemoryResources` serves an agent's memory blocks.
+:class:`ResourceProvider`; :class:`MemoryResources` serves an agent's memory blocks (and
+tells subscribed clients when one changes). Prompts are served through a
+:class:`PromptProvider`; :class:`MemoryPrompts` renders an agent's memory as the
+``memory`` prompt.
 :func:`with_mcp_approval` gates destructive calls behind the client's human
 (elicitation) or ``satchel approvals`` in another terminal.
 """
@@ -30,10 +33,25 @@ from satchel.mcp._channel import (
     ElicitationPending,
     client_channel,
 )
+from satchel.mcp._memory_prompts import MemoryPrompts
 from satchel.mcp._memory_resources import MemoryResources
 from satchel.mcp._mount import MountedServer, mount_mcp
+from satchel.mcp._prompts import (
+    PromptArgument,
+    PromptContent,
+    PromptInfo,
+    PromptMessage,
+    PromptProvider,
+)
 from satchel.mcp._remote import RemoteTool, local_tool_name
-from satchel.mcp._resources import ResourceContent, ResourceInfo, ResourceProvider
+from satchel.mcp._resources import (
+    ResourceContent,
+    ResourceInfo,
+    ResourceProvider,
+    ResourceTemplateInfo,
+    ResourceTemplates,
+    ResourceVersions,
+)
 from satchel.mcp._server import ContextFactory, SatchelServer, create_server
 
 __all__ = [
@@ -44,12 +62,21 @@ __all__ = [
     "ElicitationAnswer",
     "ElicitationPending",
     "MemoryConsent",
+    "MemoryPrompts",
     "MemoryResources",
     "MountedServer",
+    "PromptArgument",
+    "PromptContent",
+    "PromptInfo",
+    "PromptMessage",
+    "PromptProvider",
     "RemoteTool",
     "ResourceContent",
     "ResourceInfo",
     "ResourceProvider",
+    "ResourceTemplateInfo",
+    "ResourceTemplates",
+    "ResourceVersions",
     "SatchelServer",
     "client_channel",
     "create_server",

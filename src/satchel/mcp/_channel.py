@@ -35,7 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from satchel._errors import ApprovalRequired
-from satchel.tools import ToolContext
+from satchel.tools import ProgressReporter, ToolContext
 
 __all__ = [
     "CLIENT_CHANNEL_KEY",
@@ -154,6 +154,25 @@ class ClientChannel:
         return cast("Mapping[str, str]", headers) if isinstance(headers, Mapping) else None
 
     @property
+    def wants_progress(self) -> bool:
+        """Whether the request carried a ``progressToken`` (in ``_meta``), asking for
+        ``notifications/progress``."""
+        params = self._request.params
+        meta: Any = params.get("_meta") if params is not None else None
+        if not isinstance(meta, Mapping):
+            return False
+        token: Any = cast("Mapping[str, Any]", meta).get("progressToken")
+        return isinstance(token, str | int) and not isinstance(token, bool)
+
+    def progress_reporter(self) -> ProgressReporter | None:
+        """Sends this request's ``notifications/progress``; ``None`` when the client did
+        not ask for progress. Reports that would not increase the progress are dropped
+        (the spec requires it to grow)."""
+        if not self.wants_progress:
+            return None
+        return _Progress(self._request)
+
+    @property
     def can_elicit(self) -> bool:
         """Whether the client declared form elicitation and this connection can carry
         it (a stateless HTTP request on the handshake era cannot)."""
@@ -240,6 +259,24 @@ class ClientChannel:
         """The questions raised by :class:`ElicitationPending` during this call, by key
         (for the server to send as an ``InputRequiredResult``)."""
         return dict(self._pending)
+
+
+class _Progress:
+    """One request's progress notifications, each one further than the last."""
+
+    __slots__ = ("_last", "_request")
+
+    def __init__(self, request: ServerRequestContext[Any, Any]) -> None:
+        self._request = request
+        self._last: float | None = None
+
+    async def __call__(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        if self._last is not None and progress <= self._last:
+            return
+        self._last = progress
+        await self._request.session.report_progress(progress, total, message)
 
 
 def _answer(raw: Any) -> ElicitationAnswer:

@@ -10,14 +10,16 @@ loop, which tells every client in the way its protocol era expects:
   served by the SDK's :class:`~mcp.server.subscriptions.ListenHandler` from the feed's
   :class:`~mcp.server.subscriptions.InMemorySubscriptionBus`.
 
-Bursts coalesce: ten registrations in a row produce one notification.
+Bursts coalesce: ten registrations in a row produce one notification. A changed
+resource list is also passed to ``on_resources_changed`` on the event loop (the server's
+:class:`~satchel.mcp._watch.ResourceWatch` then looks for the resources that changed).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -45,9 +47,14 @@ class ChangeFeed:
     """Collects changes from any thread and delivers them to connected clients.
 
     One feed lives for one run of a server (its lifespan).
+
+    Args:
+        on_resources_changed: Called on the event loop after a changed resource list
+            was recorded.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, on_resources_changed: Callable[[], None] | None = None) -> None:
+        self.on_resources_changed = on_resources_changed
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self._lock = threading.Lock()
@@ -130,6 +137,8 @@ class ChangeFeed:
                 self._wake = anyio.Event()
                 tools, resources, updated = self._tools, self._resources, self._updated
                 self._tools, self._resources, self._updated = False, False, set()
+            if resources and self.on_resources_changed is not None:
+                self.on_resources_changed()
             try:
                 await self._send(tools, resources, updated)
             except Exception:  # the boundary: a failed notification must not stop the feed

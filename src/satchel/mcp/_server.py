@@ -8,8 +8,13 @@ official SDK's low-level server.
   output, ``structuredContent``. Every tool error, an unknown tool included, is an
   ``isError`` result with the error's message (and its kind and details under
   ``_meta["satchel/error"]``), never a JSON-RPC error.
+* A client that sent a ``progressToken`` gets ``notifications/progress``: the call's
+  :attr:`ToolContext.progress <satchel.ToolContext.progress>` sends them.
 * The registry's changes reach clients as ``notifications/tools/list_changed``.
-* An optional :class:`~satchel.mcp.ResourceProvider` serves ``resources/*``.
+* An optional :class:`~satchel.mcp.ResourceProvider` serves ``resources/*``; with
+  :class:`~satchel.mcp.ResourceVersions`, a subscribed URI whose resource changed gets
+  ``notifications/resources/updated`` (:mod:`satchel.mcp._watch`).
+* An optional :class:`~satchel.mcp.PromptProvider` serves ``prompts/*``.
 
 Both MCP protocol eras are served: the ``initialize`` handshake (up to 2025-11-25) and
 the 2026-07-28 per-request envelope, which the SDK's own client prefers.
@@ -23,6 +28,7 @@ from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
@@ -32,12 +38,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from satchel import __version__
-from satchel._errors import NotFoundError, SatchelError
+from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
 from satchel.mcp._channel import CLIENT_CHANNEL_KEY, ClientChannel
 from satchel.mcp._feed import SUBSCRIBED_URIS, ChangeFeed
 from satchel.mcp._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
-from satchel.mcp._resources import ResourceProvider
+from satchel.mcp._prompts import PromptInfo, PromptProvider
+from satchel.mcp._resources import ResourceProvider, ResourceTemplates, ResourceVersions
 from satchel.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
+from satchel.mcp._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
 
@@ -101,6 +109,15 @@ class SatchelServer:
             :class:`ClientChannel` (the channel is added to ``extras`` if the factory
             leaves it out). By default: ``agent``, ``origin="mcp"`` and the request id.
         resources: Resources to serve next to the tools.
+        prompts: Prompts to serve next to the tools.
+        watch_interval: While a client is subscribed to a resource, look this often
+            (seconds) for changes the server did not make itself, such as another
+            process writing the same database; ``None`` to look only when told
+            (:meth:`notify_resources_changed`). Needs a provider with
+            :class:`~satchel.mcp.ResourceVersions`.
+
+    Raises:
+        SatchelUsageError: ``watch_interval`` is not positive.
 
     Example:
         >>> server = create_server(registry)
@@ -116,22 +133,35 @@ class SatchelServer:
         agent: str = "default",
         ctx_factory: ContextFactory | None = None,
         resources: ResourceProvider | None = None,
+        prompts: PromptProvider | None = None,
+        watch_interval: float | None = DEFAULT_WATCH_INTERVAL,
     ) -> None:
         self.registry = registry
         self.agent = agent
         self._ctx_factory = ctx_factory
         self._resources = resources
+        self._prompts = prompts
+        if watch_interval is not None and not watch_interval > 0:
+            raise SatchelUsageError(
+                f"watch_interval must be a positive number of seconds or None, "
+                f"not {watch_interval!r}."
+            )
+        self._watch_interval = watch_interval
         self._feeds: set[ChangeFeed] = set()
+        self._watches: dict[ChangeFeed, ResourceWatch] = {}
         self._tools_source: list[dict[str, Any]] | None = None
         self._tools_listing = types.ListToolsResult(tools=[])
         handlers: dict[str, Any] = {}
         if resources is not None:
             handlers = {
                 "on_list_resources": self._list_resources,
+                "on_list_resource_templates": self._list_resource_templates,
                 "on_read_resource": self._read_resource,
                 "on_subscribe_resource": self._subscribe,
                 "on_unsubscribe_resource": self._unsubscribe,
             }
+        if prompts is not None:
+            handlers |= {"on_list_prompts": self._list_prompts, "on_get_prompt": self._get_prompt}
         self._server = _LowLevelServer(
             name,
             NotificationOptions(tools_changed=True, resources_changed=resources is not None),
@@ -160,12 +190,19 @@ class SatchelServer:
         feed = ChangeFeed()
         unsubscribe = self.registry.subscribe(lambda _event: feed.tools_changed())
         try:
-            async with feed.running():
+            async with feed.running(), anyio.create_task_group() as tg:
+                if isinstance(self._resources, ResourceVersions):
+                    watch = ResourceWatch(self._resources, feed, interval=self._watch_interval)
+                    feed.on_resources_changed = watch.poke
+                    self._watches[feed] = watch
+                    tg.start_soon(watch.run)
                 self._feeds.add(feed)
                 try:
                     yield feed
                 finally:
                     self._feeds.discard(feed)
+                    self._watches.pop(feed, None)
+                    tg.cancel_scope.cancel()
         finally:
             unsubscribe()
 
@@ -195,12 +232,26 @@ class SatchelServer:
         ctx: ServerRequestContext[ChangeFeed, Any],
         params: types.SubscriptionsListenRequestParams,
     ) -> types.SubscriptionsListenResult:
-        return await ctx.lifespan_context.listen(ctx, params)
+        watch = self._watches.get(ctx.lifespan_context)
+        uris = list(params.notifications.resource_subscriptions or ())
+        if watch is None or not uris:
+            return await ctx.lifespan_context.listen(ctx, params)
+        agent = self.context_for(ClientChannel(ctx)).agent
+        added: list[str] = []
+        try:
+            for uri in uris:
+                await watch.add(agent, uri)
+                added.append(uri)
+            return await ctx.lifespan_context.listen(ctx, params)
+        finally:
+            for uri in added:
+                watch.remove(agent, uri)
 
     # -- tools -----------------------------------------------------------------
 
     def context_for(self, channel: ClientChannel) -> ToolContext:
         """The :class:`~satchel.ToolContext` of a request (see ``ctx_factory``)."""
+        progress = channel.progress_reporter()
         if self._ctx_factory is None:
             request_id = channel.request_id
             return ToolContext(
@@ -208,10 +259,13 @@ class SatchelServer:
                 origin="mcp",
                 call_id=None if request_id is None else str(request_id),
                 extras={CLIENT_CHANNEL_KEY: channel},
+                progress=progress,
             )
         ctx = self._ctx_factory(channel)
         if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
             ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
+        if ctx.progress is None and progress is not None:
+            ctx = replace(ctx, progress=progress)
         return ctx
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -271,6 +325,31 @@ class SatchelServer:
             ]
         )
 
+    async def _list_resource_templates(
+        self,
+        ctx: ServerRequestContext[ChangeFeed, Any],
+        _params: types.PaginatedRequestParams | None,
+    ) -> types.ListResourceTemplatesResult:
+        provider = self._provider()
+        if not isinstance(provider, ResourceTemplates):
+            return types.ListResourceTemplatesResult(resource_templates=[])
+        tool_ctx = self.context_for(ClientChannel(ctx))
+        try:
+            found = await provider.list_resource_templates(tool_ctx)
+        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
+            raise _resource_error("Listing the resource templates failed.", exc) from exc
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=t.uri_template,
+                    name=t.name,
+                    description=t.description,
+                    mime_type=t.mime_type,
+                )
+                for t in found
+            ]
+        )
+
     async def _read_resource(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -295,17 +374,85 @@ class SatchelServer:
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         connection = _connection_of(ctx)
-        if connection is not None:
-            connection.state.setdefault(SUBSCRIBED_URIS, set()).add(params.uri)
+        if connection is None:
+            return types.EmptyResult()
+        subscribed: set[str] = connection.state.setdefault(SUBSCRIBED_URIS, set())
+        watch = self._watches.get(ctx.lifespan_context)
+        if params.uri not in subscribed and watch is not None:
+            agent = self.context_for(ClientChannel(ctx)).agent
+            await watch.add(agent, params.uri)
+            watched_by(connection, watch)[params.uri] = agent
+        subscribed.add(params.uri)
         return types.EmptyResult()
 
     async def _unsubscribe(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         connection = _connection_of(ctx)
-        if connection is not None:
-            connection.state.get(SUBSCRIBED_URIS, set()).discard(params.uri)
+        if connection is None:
+            return types.EmptyResult()
+        connection.state.get(SUBSCRIBED_URIS, set()).discard(params.uri)
+        watch = self._watches.get(ctx.lifespan_context)
+        if watch is not None:
+            agent = watched_by(connection, watch).pop(params.uri, None)
+            if agent is not None:
+                watch.remove(agent, params.uri)
         return types.EmptyResult()
+
+    # -- prompts ---------------------------------------------------------------
+
+    def _prompt_provider(self) -> PromptProvider:
+        assert self._prompts is not None  # the handlers exist only with a provider
+        return self._prompts
+
+    async def _list_prompts(
+        self,
+        ctx: ServerRequestContext[ChangeFeed, Any],
+        _params: types.PaginatedRequestParams | None,
+    ) -> types.ListPromptsResult:
+        tool_ctx = self.context_for(ClientChannel(ctx))
+        try:
+            found = await self._prompt_provider().list_prompts(tool_ctx)
+        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
+            raise _resource_error("Listing the prompts failed.", exc) from exc
+        return types.ListPromptsResult(prompts=[_prompt(p) for p in found])
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        tool_ctx = self.context_for(ClientChannel(ctx))
+        provider = self._prompt_provider()
+        arguments = dict(params.arguments or {})
+        try:
+            known = {p.name: p for p in await provider.list_prompts(tool_ctx)}
+        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
+            raise _resource_error("Listing the prompts failed.", exc) from exc
+        info = known.get(params.name)
+        if info is None:
+            names = ", ".join(sorted(known)) or "none"
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"Unknown prompt {params.name!r}; the prompts are: {names}.",
+                {"name": params.name, "prompts": sorted(known)},
+            )
+        missing = [a.name for a in info.arguments if a.required and a.name not in arguments]
+        if missing:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"The prompt {params.name!r} needs the argument(s) {', '.join(missing)}.",
+                {"name": params.name, "missing": missing},
+            )
+        try:
+            content = await provider.get_prompt(params.name, arguments, tool_ctx)
+        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
+            raise _resource_error(f"Rendering the prompt {params.name!r} failed.", exc) from exc
+        return types.GetPromptResult(
+            description=content.description,
+            messages=[
+                types.PromptMessage(role=m.role, content=types.TextContent(text=m.text))
+                for m in content.messages
+            ],
+        )
 
     # -- transports ------------------------------------------------------------
 
@@ -373,6 +520,19 @@ class SatchelServer:
         await run_uvicorn(app, host, port, path=path, on_ready=on_ready)
 
 
+def _prompt(info: PromptInfo) -> types.Prompt:
+    return types.Prompt(
+        name=info.name,
+        title=info.title,
+        description=info.description,
+        arguments=[
+            types.PromptArgument(name=a.name, description=a.description, required=a.required)
+            for a in info.arguments
+        ]
+        or None,
+    )
+
+
 def _resource_error(message: str, exc: Exception) -> MCPError:
     if isinstance(exc, SatchelError):
         return MCPError(types.INTERNAL_ERROR, f"{message} {exc.message}")
@@ -388,6 +548,8 @@ def create_server(
     agent: str = "default",
     ctx_factory: ContextFactory | None = None,
     resources: ResourceProvider | None = None,
+    prompts: PromptProvider | None = None,
+    watch_interval: float | None = DEFAULT_WATCH_INTERVAL,
 ) -> SatchelServer:
     """Serve ``registry`` over MCP; see :class:`SatchelServer` for the arguments.
 
@@ -402,4 +564,6 @@ def create_server(
         agent=agent,
         ctx_factory=ctx_factory,
         resources=resources,
+        prompts=prompts,
+        watch_interval=watch_interval,
     )

@@ -1,7 +1,7 @@
 """Tool definitions and executors: typed, function and raw tools."""
 
 from satchel.tools._base import BaseTool
-from satchel.tools._context import ToolContext
+from satchel.tools._context import ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ToolError, ToolResult
@@ -12,6 +12,7 @@ __all__ = [
     "BaseTool",
     "FunctionTool",
     "OperationSpec",
+    "ProgressReporter",
     "RawTool",
     "Tool",
     "ToolAnnotations",

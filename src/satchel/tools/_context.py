@@ -1,12 +1,29 @@
-"""The per-call context injected into tools that ask for it."""
+"""The per-call context injected into tools that ask for it, and the progress hook a
+tool reports long work through."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["ToolContext"]
+__all__ = ["ProgressReporter", "ToolContext"]
+
+
+class ProgressReporter(Protocol):
+    """Receives a tool call's progress, e.g. as MCP ``notifications/progress`` to a
+    client that sent a ``progressToken``. Called on the event loop.
+
+    ``progress`` must grow from one report to the next; ``total`` is ``None`` when
+    unknown.
+    """
+
+    async def __call__(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report that ``progress`` of ``total`` is done, with a short ``message`` for
+        a person."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -32,3 +49,19 @@ class ToolContext:
     """Set when a human-approved call is being executed."""
     extras: Mapping[str, Any] = field(default_factory=dict[str, Any])
     """Anything else an integration wants to hand to its tools."""
+    progress: ProgressReporter | None = None
+    """Where to report the progress of long work; ``None`` when the caller did not ask
+    for it (see :meth:`report_progress`)."""
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress to the caller if it asked for it (over MCP: a client that sent
+        a ``progressToken``); otherwise do nothing.
+
+        Example:
+            >>> for done, item in enumerate(items, 1):
+            ...     await ctx.report_progress(done, len(items), f"imported {item}")
+        """
+        if self.progress is not None:
+            await self.progress(progress, total, message)
