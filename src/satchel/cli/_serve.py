@@ -15,11 +15,14 @@ What it serves is built in steps, so each feature has one place to go:
    blocks as resources (:class:`~satchel.mcp.MemoryResources`); memory writes announce
    ``resources/list_changed``.
 
-A destructive call is approved by the client's human through elicitation when the
-client supports it, else it returns ``pending_confirmation`` and ``satchel approvals
-approve ID --db ...`` decides; the model then calls again with ``approval_id``. A memory
-write that needs consent waits at most ``--consent-wait`` seconds (see
-:class:`~satchel.mcp.MemoryConsent`).
+Memory writes are decided by the block's permission alone (DESIGN §4): at
+``read_write`` and ``admin`` they run at once, a ``partner``/``human`` block asks for
+consent and waits at most ``--consent-wait`` seconds (see
+:class:`~satchel.mcp.MemoryConsent`). satchel's own approval gate holds the calls of
+other tools that ``--approve`` names (destructive ones by default): the client's human
+approves through elicitation when the client supports it, else the call returns
+``pending_confirmation`` and ``satchel approvals approve ID --db ...`` decides; the
+model then calls again with ``approval_id``. Every approval binds to ``--agent``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from satchel._errors import SatchelUsageError
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
 from satchel.cli._memory import resolve_db_path
-from satchel.consent import PermissionBroker
+from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore, is_postgres_url
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
@@ -90,6 +93,8 @@ class ServeOptions:
     db: Path | str | None = None
     mounts: tuple[MountSpec, ...] = field(default=())
     consent_wait: float = 5.0
+    approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
+    """Which calls of tools outside memory wait for a human (``--approve``)."""
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -299,7 +304,10 @@ def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) 
 
 
 def _meta_tools(
-    catalog: ToolRegistry, pins: Sequence[str], broker: PermissionBroker | None
+    catalog: ToolRegistry,
+    pins: Sequence[str],
+    broker: PermissionBroker | None,
+    approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
 ) -> MetaTools:
     try:
         from satchel.meta import MetaTools
@@ -310,7 +318,7 @@ def _meta_tools(
             "needs the meta-tools (satchel.meta), which this build of satchel does not have yet.",
             param_hint="'--lazy'",
         ) from exc
-    return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins)
+    return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins, approval=approve)
 
 
 def _check_pins(catalog: ToolRegistry, options: ServeOptions) -> None:
@@ -332,11 +340,11 @@ def served_registry(
     Args:
         catalog: Every tool (see :func:`build_catalog`).
         options: What was asked for.
-        broker: Approves destructive calls. Directly served tools are gated with
-            :func:`~satchel.mcp.with_mcp_approval` (elicitation, or an ``approval_id``
-            argument); the meta-tools gate ``invoke_tool`` and the pinned tools with it.
-            Without a broker the catalog is served ungated (and the meta-tools use their
-            own in-memory broker).
+        broker: Approves the calls ``options.approve`` holds (never a memory tool's).
+            Directly served tools are gated with :func:`~satchel.mcp.with_mcp_approval`
+            (elicitation, or an ``approval_id`` argument); the meta-tools gate
+            ``invoke_tool`` and the pinned tools with it. Without a broker the catalog
+            is served ungated (and the meta-tools use their own in-memory broker).
 
     Raises:
         typer.BadParameter: ``--pin`` names a tool the catalog lacks, or ``--lazy`` is
@@ -347,9 +355,9 @@ def served_registry(
             return catalog
         from satchel.mcp import with_mcp_approval
 
-        return with_mcp_approval(catalog, broker)
+        return with_mcp_approval(catalog, broker, policy=options.approve)
     _check_pins(catalog, options)
-    return _meta_tools(catalog, options.pins, broker).registry
+    return _meta_tools(catalog, options.pins, broker, options.approve).registry
 
 
 def _embedder() -> Embedder | None:
@@ -411,7 +419,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             )
         if options.lazy:
             _check_pins(catalog, options)
-            meta = _meta_tools(catalog, options.pins, broker)
+            meta = _meta_tools(catalog, options.pins, broker, options.approve)
             await meta.prepare()
             served = meta.registry
         else:
@@ -506,6 +514,18 @@ def serve(
             "before it is refused (the request stays pending for a later try).",
         ),
     ] = 5.0,
+    approve: Annotated[
+        ApprovalPolicy,
+        typer.Option(
+            "--approve",
+            envvar="SATCHEL_APPROVE",
+            case_sensitive=False,
+            help="Which calls of tools outside memory (--tools, --mount, invoke_tool) wait "
+            "for a human: 'destructive' ones, every call but read-only ones ('writes'), or "
+            "'none' (for trusted set-ups only: everything runs at once). Memory writes "
+            "follow each block's permission whatever this says.",
+        ),
+    ] = ApprovalPolicy.DESTRUCTIVE,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -540,6 +560,7 @@ def serve(
             [parse_mount(m) for m in mount or ()], mount_header or (), os.environ
         ),
         consent_wait=consent_wait,
+        approve=approve,
     )
     if db is None or not is_postgres_url(db):
         resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
