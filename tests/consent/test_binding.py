@@ -138,9 +138,10 @@ async def bobs_memory(backend: Backend) -> AsyncIterator[tuple[MemoryStore, Perm
     human decides with (another process's)."""
     async with PermissionBroker(backend.approvals()) as serving:
         consent = MemoryConsent(serving, wait=0)
-        async with await backend.memory(consent) as store, PermissionBroker(
-            backend.approvals()
-        ) as human:
+        async with (
+            await backend.memory(consent) as store,
+            PermissionBroker(backend.approvals()) as human,
+        ):
             await store.create_block("bob", "pb", "hello", permission=Permission.HUMAN)
             yield store, human
 

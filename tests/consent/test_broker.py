@@ -33,7 +33,10 @@ async def test_a_request_without_waiting_is_pending_and_listed(broker: Permissio
 
 
 async def test_request_ids_are_unguessable_and_distinct(broker: PermissionBroker) -> None:
-    ids = {(await ask(broker, ConsentScope.tool_execution("t", {"n": n}, agent="ada"))).id for n in range(20)}
+    ids = {
+        (await ask(broker, ConsentScope.tool_execution("t", {"n": n}, agent="ada"))).id
+        for n in range(20)
+    }
     assert len(ids) == 20
 
 
@@ -188,7 +191,10 @@ async def test_an_approval_for_the_scope_never_runs_out_but_covers_only_that_sco
     await broker.resolve(request.id, Decision.approve_scope(), by="ada")
     clock.advance(10**8)
     assert await broker.check(SCOPE) is not None
-    assert await broker.check(ConsentScope.tool_execution("delete_file", {"path": "b"}, agent="ada")) is None
+    assert (
+        await broker.check(ConsentScope.tool_execution("delete_file", {"path": "b"}, agent="ada"))
+        is None
+    )
 
 
 async def test_a_failing_listener_does_not_lose_the_request(broker: PermissionBroker) -> None:

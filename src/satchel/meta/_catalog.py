@@ -66,7 +66,8 @@ class CatalogEntry(BaseModel):
         destructive: True when the tool or one of its operations is destructive.
         needs_approval: True when some call of the tool waits for a human's approval
             through ``invoke_tool`` (under the served
-            :class:`~satchel.consent.ApprovalPolicy`; never for memory tools).
+            :class:`~satchel.consent.ApprovalPolicy`; never for memory tools). Not a
+            row column: ``discover_tools`` names such tools once, beside the rows.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -88,7 +89,7 @@ class CatalogEntry(BaseModel):
         summary = fit_entry_summary(
             spec.name,
             spec.summary or spec.description,
-            [spec.category, ",".join(spec.actions), spec.is_write, held],
+            [spec.category, ",".join(spec.actions), spec.is_write],
         )
         return cls(
             name=spec.name,
@@ -103,14 +104,7 @@ class CatalogEntry(BaseModel):
     def row(self) -> list[Any]:
         """The entry as a ``discover_tools`` row (see :data:`~satchel.meta.ENTRY_COLUMNS`;
         the actions joined by commas, which costs fewer tokens than a list)."""
-        return [
-            self.name,
-            self.summary,
-            self.category,
-            ",".join(self.actions),
-            self.is_write,
-            self.needs_approval,
-        ]
+        return [self.name, self.summary, self.category, ",".join(self.actions), self.is_write]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -26,7 +26,7 @@ from satchel.tools._base import result_from_exception
 
 __all__ = ["ENTRY_COLUMNS", "Discovery", "MetaTools"]
 
-ENTRY_COLUMNS: Final = ("name", "summary", "category", "actions", "is_write", "needs_approval")
+ENTRY_COLUMNS: Final = ("name", "summary", "category", "actions", "is_write")
 """The columns of each ``discover_tools`` row, in order."""
 _INVOKE_HINT: Final = (
     "call invoke_tool again with the same tool_name and parameters plus this approval_id"
@@ -54,8 +54,9 @@ class Discovery(BaseModel):
     actions: dict[str, int] | None = None
 
     def for_model(self) -> dict[str, Any]:
-        """The compact form a model reads: one row per tool under ``columns``, or the
-        category counts."""
+        """The compact form a model reads: one row per tool under ``columns`` (and
+        ``needs_approval``: the names of those whose calls, or some of them, wait for a
+        human's approval), or the category counts."""
         if self.categories is not None:
             out: dict[str, Any] = {"total": self.total, "categories": self.categories}
             if self.actions:
@@ -64,6 +65,9 @@ class Discovery(BaseModel):
             return out
         rows = [e.row() for e in self.tools]
         out = {"columns": list(ENTRY_COLUMNS), "tools": rows}
+        held = [e.name for e in self.tools if e.needs_approval]
+        if held:
+            out["needs_approval"] = held
         if not rows:
             out["next"] = "Nothing matched; try other words or no filters."
         elif not self.ranked and self.total > len(rows):
@@ -142,9 +146,7 @@ class MetaTools:
         self.approval = ApprovalPolicy(approval)
         self.dialect: Dialect = dialect
         model = default_embedder() if embedder == "default" else embedder
-        self.index = CatalogIndex(
-            registry, embedder=model, ranking=ranking, approval=self.approval
-        )
+        self.index = CatalogIndex(registry, embedder=model, ranking=ranking, approval=self.approval)
         meta_tools: list[BaseTool] = [DiscoverTools(self), GetToolSchema(self), InvokeTool(self)]
         self.registry = ToolRegistry(meta_tools, context=registry.context)
         self.pinned = tuple(dict.fromkeys(pinned))
