@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from satchel import SatchelUsageError
-from satchel.memory._permissions import content_digest
 from satchel.consent import ConsentScope, Decision, args_digest, canonical_json
+from satchel.memory._permissions import content_digest
 
 
 def test_the_digest_ignores_key_order_but_not_values() -> None:
