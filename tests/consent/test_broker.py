@@ -204,3 +204,15 @@ async def test_a_failing_listener_does_not_lose_the_request(broker: PermissionBr
     broker.subscribe(broken)
     request = await ask(broker)
     assert [r.id for r in await broker.pending()] == [request.id]
+
+
+async def test_an_agent_cannot_file_a_request_bound_to_another_agent(
+    broker: PermissionBroker,
+) -> None:
+    from satchel import SatchelUsageError
+
+    bobs = ConsentScope.tool_execution("delete_file", {"path": "a.txt"}, agent="bob")
+    with pytest.raises(SatchelUsageError, match="bound to agent 'bob'"):
+        await broker.request(bobs, "delete a.txt", "cli", agent="default", wait=False)
+    filed = await broker.request(bobs, "delete a.txt", "cli", wait=False)
+    assert filed.agent == "bob"

@@ -567,6 +567,12 @@ def serve(
     address = parse_http(http) if http is not None else None
     if address is None and token:
         logger.info("--token applies to --http only; ignored on stdio")
+    if approve is ApprovalPolicy.NONE:
+        typer.echo(
+            "satchel: warning: --approve none: every tool outside memory runs without a "
+            "human's approval.",
+            err=True,
+        )
     if address is not None and not token and not _is_loopback(address[0]):
         typer.echo(
             f"satchel: warning: serving on {address[0]} without --token; anyone who can "

@@ -200,7 +200,7 @@ class PermissionBroker:
         reason: str,
         origin: str,
         *,
-        agent: str = "default",
+        agent: str | None = None,
         arguments: dict[str, Any] | None = None,
         timeout: float | timedelta | None = None,  # noqa: ASYNC109 (the request's expiry, stored)
         wait: bool = True,
@@ -215,7 +215,8 @@ class PermissionBroker:
             scope: What is asked.
             reason: A sentence for the human: what would happen.
             origin: The channel it comes from (``"mcp"``, ``"cli"``, ``"discord:123"``).
-            agent: The agent asking.
+            agent: The agent asking: the scope's own agent when ``None`` (and
+                ``"default"`` for a scope without one).
             arguments: For a tool call, the exact arguments (shown to the human).
             timeout: Seconds (or ``timedelta``) before a pending request expires as a
                 refusal; :attr:`default_timeout` when ``None``.
@@ -225,7 +226,17 @@ class PermissionBroker:
         Returns:
             The request: ``approved``, ``denied`` or ``expired`` after waiting; usually
             ``pending`` with ``wait=False``.
+
+        Raises:
+            SatchelUsageError: ``agent`` is not the agent the scope is bound to.
         """
+        if agent is None:
+            agent = scope.agent or "default"
+        elif scope.agent is not None and scope.agent != agent:
+            raise SatchelUsageError(
+                f"The scope is bound to agent {scope.agent!r}, not to {agent!r}: an agent "
+                "asks for itself."
+            )
         grant = await self.check(scope)
         if grant is not None:
             return grant
