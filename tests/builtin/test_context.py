@@ -60,7 +60,7 @@ async def test_create_on_a_taken_label_is_a_retry_and_keeps_the_block(kit: Kit) 
     assert (await kit.store.get_block("ada", "human")).value == "Name: Sam"
 
 
-async def test_behind_an_approval_gate_create_runs_and_set_waits_for_a_human(
+async def test_behind_an_approval_gate_set_on_a_read_write_block_runs_at_once(
     kit: Kit, tmp_path: Path
 ) -> None:
     from satchel.consent import PermissionBroker, SQLiteApprovalStore, with_approval
@@ -75,11 +75,15 @@ async def test_behind_an_approval_gate_create_runs_and_set_waits_for_a_human(
         overwrite = await gated.call(
             "context", {"operation": "set", "label": "plan", "value": "gone"}, context
         )
+        pending = await broker.pending()
 
     assert created.ok, created.to_text()
-    assert overwrite.error is not None
-    assert overwrite.error.kind == "needs_approval"
-    assert (await kit.store.get_block("ada", "plan")).value == "1. read"
+    assert overwrite.ok, overwrite.to_text()  # the block's permission decides, not the gate
+    assert pending == []
+    assert (await kit.store.get_block("ada", "plan")).value == "gone"
+    spec = kit.tools.get("context").spec  # type: ignore[union-attr]
+    assert spec.memory_gated
+    assert spec.is_destructive({"operation": "set"})  # the hint still reaches clients
 
 
 async def test_append_adds_a_line_at_the_end(kit: Kit) -> None:

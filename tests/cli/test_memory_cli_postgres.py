@@ -81,7 +81,7 @@ def test_approvals_are_listed_and_decided_on_a_postgres_url(
 
     async def ask() -> str:
         async with PermissionBroker(PostgresApprovalStore(url)) as broker:
-            scope = ConsentScope.tool_execution("wipe", {"path": "/tmp/x"})
+            scope = ConsentScope.tool_execution("wipe", {"path": "/tmp/x"}, agent="alice")
             request = await broker.request(
                 scope,
                 "wipe /tmp/x",

@@ -16,7 +16,7 @@ from satchel.consent import (
 
 pytestmark = pytest.mark.anyio
 
-SCOPE = ConsentScope.tool_execution("delete_file", {"path": "a.txt"})
+SCOPE = ConsentScope.tool_execution("delete_file", {"path": "a.txt"}, agent="ada")
 
 
 async def ask(broker: PermissionBroker, scope: ConsentScope = SCOPE) -> ApprovalRequest:
@@ -33,7 +33,10 @@ async def test_a_request_without_waiting_is_pending_and_listed(broker: Permissio
 
 
 async def test_request_ids_are_unguessable_and_distinct(broker: PermissionBroker) -> None:
-    ids = {(await ask(broker, ConsentScope.tool_execution("t", {"n": n}))).id for n in range(20)}
+    ids = {
+        (await ask(broker, ConsentScope.tool_execution("t", {"n": n}, agent="ada"))).id
+        for n in range(20)
+    }
     assert len(ids) == 20
 
 
@@ -132,7 +135,7 @@ async def test_a_one_time_approval_is_spent_by_its_first_use(broker: PermissionB
 async def test_an_approval_is_refused_for_another_scope(broker: PermissionBroker) -> None:
     request = await ask(broker)
     await broker.resolve(request.id, Decision.approve_once(), by="ada")
-    other = ConsentScope.tool_execution("delete_file", {"path": "b.txt"})
+    other = ConsentScope.tool_execution("delete_file", {"path": "b.txt"}, agent="ada")
     with pytest.raises(ApprovalError) as caught:
         await broker.consume(request.id, other)
     assert caught.value.reason == "mismatch"
@@ -188,7 +191,10 @@ async def test_an_approval_for_the_scope_never_runs_out_but_covers_only_that_sco
     await broker.resolve(request.id, Decision.approve_scope(), by="ada")
     clock.advance(10**8)
     assert await broker.check(SCOPE) is not None
-    assert await broker.check(ConsentScope.tool_execution("delete_file", {"path": "b"})) is None
+    assert (
+        await broker.check(ConsentScope.tool_execution("delete_file", {"path": "b"}, agent="ada"))
+        is None
+    )
 
 
 async def test_a_failing_listener_does_not_lose_the_request(broker: PermissionBroker) -> None:
@@ -198,3 +204,15 @@ async def test_a_failing_listener_does_not_lose_the_request(broker: PermissionBr
     broker.subscribe(broken)
     request = await ask(broker)
     assert [r.id for r in await broker.pending()] == [request.id]
+
+
+async def test_an_agent_cannot_file_a_request_bound_to_another_agent(
+    broker: PermissionBroker,
+) -> None:
+    from satchel import SatchelUsageError
+
+    bobs = ConsentScope.tool_execution("delete_file", {"path": "a.txt"}, agent="bob")
+    with pytest.raises(SatchelUsageError, match="bound to agent 'bob'"):
+        await broker.request(bobs, "delete a.txt", "cli", agent="default", wait=False)
+    filed = await broker.request(bobs, "delete a.txt", "cli", wait=False)
+    assert filed.agent == "bob"

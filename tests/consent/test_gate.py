@@ -68,7 +68,7 @@ def make_registry(disk: Disk) -> ToolRegistry:
             disk.read.append(params.path)
             return "text"
 
-    return ToolRegistry([delete_file, read_file, Files()])
+    return ToolRegistry([delete_file, read_file, Files()], context=ToolContext(agent="ada"))
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from satchel.consent._postgres import MIGRATIONS
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
-SCOPE = ConsentScope.tool_execution("drop_table", {"table": "users"})
-OTHER = ConsentScope.tool_execution("drop_table", {"table": "orders"})
+SCOPE = ConsentScope.tool_execution("drop_table", {"table": "users"}, agent="ada")
+OTHER = ConsentScope.tool_execution("drop_table", {"table": "orders"}, agent="ada")
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 

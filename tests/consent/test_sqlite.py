@@ -21,7 +21,7 @@ from satchel.memory import Permission, SQLiteStore
 
 pytestmark = pytest.mark.anyio
 
-SCOPE = ConsentScope.tool_execution("drop_table", {"table": "users"})
+SCOPE = ConsentScope.tool_execution("drop_table", {"table": "users"}, agent="ada")
 
 
 def broker_on(path: Path) -> PermissionBroker:
@@ -161,7 +161,7 @@ async def test_the_broker_decides_memory_writes_that_need_consent(tmp_path: Path
 async def test_a_standing_grant_lets_memory_writes_through_without_asking(tmp_path: Path) -> None:
     path = tmp_path / "satchel.db"
     broker = broker_on(path)
-    scope = ConsentScope.memory_edit("diary", owner="ada", agent="ada")
+    scope = ConsentScope.memory_edit("diary", owner="ada", agent="ada", operation="append")
     grant = await broker.request(scope, "keep a diary", "cli", agent="ada", wait=False)
     await broker.resolve(grant.id, Decision.approve_for(3600), by="ada")
     async with await SQLiteStore.open(path, embedder=None, consent=broker) as memory:

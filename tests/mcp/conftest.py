@@ -21,6 +21,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).parent
 TOY_SERVER = str(HERE / "servers" / "toy_server.py")
+FILE_TOOLS = f"{HERE / 'servers' / 'file_tools.py'}:registry"
+"""``--tools`` target: ``delete_file`` (destructive by its ``delete`` action) and
+``touch_file`` (a write), acting on real files."""
 EXAMPLES = "satchel.examples:registry"
 STARTUP = 60  # seconds allowed for a server process to start (imports are slow on 2 cores)
 

@@ -1,10 +1,12 @@
 """``satchel serve`` with its memory: the built-in tools through a real process and the
-official SDK client, approvals by elicitation and by ``satchel approvals`` in another
-process, memory as resources, and the database intact afterwards."""
+official SDK client, memory writes decided by the block's permission, approvals of
+user tools by elicitation and by ``satchel approvals`` in another process, memory as
+resources, and the database intact afterwards."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -19,7 +21,7 @@ from mcp.client import ClientRequestContext
 
 from satchel.memory import BlockKind, Permission, SQLiteStore
 
-from .conftest import STARTUP, satchel_stdio
+from .conftest import FILE_TOOLS, STARTUP, satchel_stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -40,9 +42,11 @@ def _answering(action: str, asked: list[str], approve: bool = True) -> Any:
 
 
 @asynccontextmanager
-async def serving(db: Path, *, mode: str = "legacy", elicit: Any = None) -> AsyncGenerator[Client]:
-    """A ``satchel serve --db DB --agent alice`` process and an SDK client on it."""
-    params = satchel_stdio("--db", str(db), "--agent", AGENT)
+async def serving(
+    db: Path, *, mode: str = "legacy", elicit: Any = None, extra: tuple[str, ...] = ()
+) -> AsyncGenerator[Client]:
+    """A ``satchel serve --db DB --agent alice EXTRA`` process and an SDK client on it."""
+    params = satchel_stdio("--db", str(db), "--agent", AGENT, *extra)
     if elicit is None:
         async with Client(params, mode=mode) as client:
             yield client
@@ -84,11 +88,11 @@ async def _reopen(db: Path) -> SQLiteStore:
 # -- tools ------------------------------------------------------------------------------
 
 
-async def test_the_memory_tools_are_listed_with_annotations_and_an_approval_argument(
+async def test_the_memory_tools_keep_their_annotations_and_only_user_tools_take_approvals(
     tmp_path: Path,
 ) -> None:
     with anyio.fail_after(STARTUP):
-        async with serving(tmp_path / "m.db") as client:
+        async with serving(tmp_path / "m.db", extra=("--tools", FILE_TOOLS)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             instructions = client.instructions
 
@@ -102,10 +106,13 @@ async def test_the_memory_tools_are_listed_with_annotations_and_an_approval_argu
     assert tools["recall"].annotations.destructive_hint is True
     assert tools["send_message"].annotations is not None
     assert tools["send_message"].annotations.open_world_hint is True
-    for destructive in ("context", "recall"):
-        assert "approval_id" in tools[destructive].input_schema["properties"]
-    for harmless in ("search", "send_message"):
-        assert "approval_id" not in tools[harmless].input_schema["properties"]
+    assert tools["context"].annotations is not None
+    assert tools["context"].annotations.destructive_hint is True  # the client's own UI
+    for memory in ("context", "recall", "search", "send_message", "touch_file"):
+        assert "approval_id" not in tools[memory].input_schema["properties"]
+    assert tools["delete_file"].annotations is not None
+    assert tools["delete_file"].annotations.destructive_hint is True  # by its delete action
+    assert "approval_id" in tools["delete_file"].input_schema["properties"]
     assert instructions is not None
     assert '<memory agent="alice">' in instructions
     assert "When send_message is called, the turn ends." in instructions
@@ -172,9 +179,8 @@ async def test_every_operation_of_every_builtin_tool_runs_over_mcp_and_persists(
     assert missing["kind"] == "failed"
     assert "temp" in missing["message"]
     assert bad["kind"] == "invalid_arguments"
-    # the client's human was asked once per destructive call: set x3, replace, delete
-    assert len(asked) == 5
-    assert all(m.startswith("Allow the assistant to run ") for m in asked)
+    # memory writes on read_write/admin blocks run at once: nobody was asked
+    assert asked == []
 
     store = await _reopen(db)
     try:
@@ -195,28 +201,35 @@ async def test_every_operation_of_every_builtin_tool_runs_over_mcp_and_persists(
 # -- approvals -------------------------------------------------------------------------
 
 
-async def test_a_destructive_call_waits_for_the_approvals_cli_then_runs_exactly_once(
+def _files(tmp_path: Path, *names: str) -> list[Path]:
+    made = [tmp_path / name for name in names]
+    for path in made:
+        path.write_text("x")
+    return made
+
+
+async def test_a_destructive_user_tool_waits_for_the_approvals_cli_then_runs_exactly_once(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "m.db"
-    delete = {"operation": "delete", "label": "temp"}
+    [doomed, other] = _files(tmp_path, "doomed.txt", "other.txt")
+    delete = {"path": str(doomed)}
     with anyio.fail_after(STARTUP + 60):
-        async with serving(db) as client:
-            _ok(
-                await client.call_tool(
-                    "recall", {"operation": "insert", "content": "x", "label": "temp"}
-                )
-            )
-            pending = _error(await client.call_tool("recall", delete))
+        async with serving(db, extra=("--tools", FILE_TOOLS)) as client:
+            pending = _error(await client.call_tool("delete_file", delete))
             approval_id = pending["details"]["approval_id"]
-            still = _error(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
+            still = _error(
+                await client.call_tool("delete_file", {**delete, "approval_id": approval_id})
+            )
             listed = json.loads(await _approvals(db, "list", "--json"))
             await _decide(db, "approve", approval_id)
-            ran = _ok(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
-            again = _error(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
-            other = _error(
+            ran = _ok(await client.call_tool("delete_file", {**delete, "approval_id": approval_id}))
+            again = _error(
+                await client.call_tool("delete_file", {**delete, "approval_id": approval_id})
+            )
+            wrong = _error(
                 await client.call_tool(
-                    "recall", {"operation": "delete", "label": "x", "approval_id": approval_id}
+                    "delete_file", {"path": str(other), "approval_id": approval_id}
                 )
             )
 
@@ -225,43 +238,29 @@ async def test_a_destructive_call_waits_for_the_approvals_cli_then_runs_exactly_
     assert pending["details"]["arguments"] == delete
     assert "approval_id" in pending["message"]
     assert still["details"]["status"] == "pending_confirmation"  # nothing ran meanwhile
-    assert [r["id"] for r in listed] == [approval_id]
-    assert ran["entry"]["value"] == "x"
+    assert [(r["id"], r["agent"]) for r in listed] == [(approval_id, AGENT)]
+    assert ran["result"] == f"deleted {doomed}"
+    assert not doomed.exists()
     assert again["kind"] == "denied"  # an approval allows one call
-    assert other["kind"] == "denied"  # and only with the approved arguments
-    store = await _reopen(db)
-    try:
-        labels = [b.label for b in await store.list_blocks(AGENT)]
-    finally:
-        await store.close()
-    assert "temp" not in labels
+    assert wrong["kind"] == "denied"  # and only with the approved arguments
+    assert other.exists()
 
 
-async def test_a_destructive_call_denied_from_the_cli_never_runs(tmp_path: Path) -> None:
+async def test_a_destructive_user_tool_denied_from_the_cli_never_runs(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-    wipe = {"operation": "set", "label": "persona", "value": "wiped"}
+    [kept] = _files(tmp_path, "kept.txt")
+    delete = {"path": str(kept)}
     with anyio.fail_after(STARTUP + 60):
-        async with serving(db, elicit=_answering("accept", [])) as client:
-            _ok(
-                await client.call_tool(
-                    "context", {"operation": "set", "label": "persona", "value": "kept"}
-                )
-            )
-        async with serving(db) as client:  # no elicitation: the CLI decides
-            pending = _error(await client.call_tool("context", wipe))
+        async with serving(db, extra=("--tools", FILE_TOOLS)) as client:  # the CLI decides
+            pending = _error(await client.call_tool("delete_file", delete))
             approval_id = pending["details"]["approval_id"]
             await _decide(db, "deny", approval_id)
             refused = _error(
-                await client.call_tool("context", {**wipe, "approval_id": approval_id})
+                await client.call_tool("delete_file", {**delete, "approval_id": approval_id})
             )
 
     assert refused["kind"] == "denied"
-    store = await _reopen(db)
-    try:
-        persona = await store.get_block(AGENT, "persona")
-    finally:
-        await store.close()
-    assert persona.value == "kept"
+    assert kept.exists()
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -270,25 +269,86 @@ async def test_a_destructive_call_the_client_human_refuses_never_runs_and_is_rec
     tmp_path: Path, mode: str, action: str, approve: bool
 ) -> None:
     db = tmp_path / "m.db"
+    [kept] = _files(tmp_path, "keep.txt")
     asked: list[str] = []
+    elicit = _answering(action, asked, approve)
     with anyio.fail_after(STARTUP + 60):
-        async with serving(db, mode=mode, elicit=_answering(action, asked, approve)) as client:
-            _ok(
-                await client.call_tool(
-                    "recall", {"operation": "insert", "content": "x", "label": "keep"}
-                )
-            )
-            refused = _error(
-                await client.call_tool("recall", {"operation": "delete", "label": "keep"})
-            )
-            kept = _ok(await client.call_tool("recall", {"operation": "read", "label": "keep"}))
+        async with serving(db, mode=mode, elicit=elicit, extra=("--tools", FILE_TOOLS)) as client:
+            refused = _error(await client.call_tool("delete_file", {"path": str(kept)}))
         decided = json.loads(await _approvals(db, "list", "--all", "--json"))
 
     assert refused["kind"] == "denied"
     assert refused["details"]["status"] == "denied"
-    assert kept["entry"]["value"] == "x"
+    assert kept.exists()
     assert len(asked) == 1
+    assert asked[0].startswith("Allow the assistant to run delete_file(")
     assert [r["status"] for r in decided] == ["denied"]
+
+
+async def test_context_set_and_replace_on_a_read_write_block_run_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with anyio.fail_after(STARTUP + 30):
+        async with serving(db) as client:  # no elicitation, nobody at a terminal
+            set_ = _ok(
+                await client.call_tool(
+                    "context", {"operation": "set", "label": "human", "value": "Ada, a pilot."}
+                )
+            )
+            replaced = _ok(
+                await client.call_tool(
+                    "context",
+                    {"operation": "replace", "label": "human", "old": "pilot", "new": "sailor"},
+                )
+            )
+            archived = _ok(
+                await client.call_tool("context", {"operation": "archive", "label": "human"})
+            )
+        listed = json.loads(await _approvals(db, "list", "--all", "--json"))
+
+    assert set_["block"]["label"] == "human"
+    assert "Replaced" in replaced["message"]
+    assert archived["block"]["kind"] == "archival"
+    assert listed == []  # nothing was asked
+    store = await _reopen(db)
+    try:
+        human = await store.get_block(AGENT, "human")
+    finally:
+        await store.close()
+    assert human.value == "Ada, a sailor."
+
+
+async def test_approve_none_runs_destructive_user_tools_at_once(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    [doomed] = _files(tmp_path, "doomed.txt")
+    with anyio.fail_after(STARTUP + 30):
+        async with serving(db, extra=("--tools", FILE_TOOLS, "--approve", "none")) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            ran = _ok(await client.call_tool("delete_file", {"path": str(doomed)}))
+
+    assert "approval_id" not in tools["delete_file"].input_schema["properties"]
+    assert ran["result"] == f"deleted {doomed}"
+    assert not doomed.exists()
+
+
+async def test_approve_writes_holds_every_user_write_but_not_memory(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    made = tmp_path / "new.txt"
+    env_params = satchel_stdio("--db", str(db), "--agent", AGENT, "--tools", FILE_TOOLS)
+    env_params = env_params.model_copy(update={"env": {**os.environ, "SATCHEL_APPROVE": "writes"}})
+    with anyio.fail_after(STARTUP + 30):
+        async with Client(env_params, mode="legacy") as client:
+            held = _error(await client.call_tool("touch_file", {"path": str(made)}))
+            memory = _ok(
+                await client.call_tool(
+                    "context", {"operation": "set", "label": "notes", "value": "hi"}
+                )
+            )
+            read_only = _ok(await client.call_tool("search", {"domain": "all", "query": "hi"}))
+
+    assert held["details"]["status"] == "pending_confirmation"
+    assert not made.exists()
+    assert memory["block"]["label"] == "notes"
+    assert "results" in read_only
 
 
 # -- resources -------------------------------------------------------------------------
@@ -325,33 +385,58 @@ async def test_memory_blocks_are_listed_and_read_as_resources(tmp_path: Path) ->
     assert "I am Alice." in context.contents[0].text
 
 
-async def test_lazy_serving_gates_invoke_tool_with_the_broker_on_the_database(
+async def test_lazy_serving_runs_memory_at_once_and_gates_destructive_user_tools(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "m.db"
-    params = satchel_stdio("--db", str(db), "--agent", AGENT, "--lazy", "--pin", "search")
-    delete = {"operation": "delete", "label": "temp"}
+    [doomed] = _files(tmp_path, "doomed.txt")
+    params = satchel_stdio(
+        "--db", str(db), "--agent", AGENT, "--lazy", "--pin", "search", "--tools", FILE_TOOLS
+    )
     with anyio.fail_after(STARTUP + 60):
         async with Client(params) as client:
             names = {t.name for t in (await client.list_tools()).tools}
-            insert = {"operation": "insert", "content": "x", "label": "temp"}
-            _ok(
-                await client.call_tool("invoke_tool", {"tool_name": "recall", "parameters": insert})
+            found = _ok(
+                await client.call_tool("discover_tools", {"query": "delete a file", "limit": 10})
             )
-            call = {"tool_name": "recall", "parameters": delete}
+            edits = [
+                {"operation": "set", "label": "human", "value": "Ada"},
+                {"operation": "replace", "label": "human", "old": "Ada", "new": "Ada L."},
+                {"operation": "insert", "content": "x", "label": "temp"},
+            ]
+            ran = [
+                await client.call_tool(
+                    "invoke_tool",
+                    {"tool_name": "recall" if "content" in e else "context", "parameters": e},
+                )
+                for e in edits
+            ]
+            forget = await client.call_tool(
+                "invoke_tool",
+                {"tool_name": "recall", "parameters": {"operation": "delete", "label": "temp"}},
+            )
+            call = {"tool_name": "delete_file", "parameters": {"path": str(doomed)}}
             pending = _error(await client.call_tool("invoke_tool", call))
             approval_id = pending["details"]["approval_id"]
+            existed = doomed.exists()
             await _decide(db, "approve", approval_id)
-            ran = await client.call_tool("invoke_tool", {**call, "approval_id": approval_id})
+            deleted = await client.call_tool("invoke_tool", {**call, "approval_id": approval_id})
 
     assert {"discover_tools", "get_tool_schema", "invoke_tool", "search"} == names
+    assert found["needs_approval"] == ["delete_file"]
+    assert [r.is_error is True for r in ran] == [False, False, False], ran
+    assert forget.is_error is not True  # archival entries are admin: delete runs at once
     assert pending["details"]["status"] == "pending_confirmation"
-    assert ran.is_error is not True
+    assert existed
+    assert deleted.is_error is not True
+    assert not doomed.exists()
     store = await _reopen(db)
     try:
+        human = await store.get_block(AGENT, "human")
         labels = [b.label for b in await store.list_blocks(AGENT)]
     finally:
         await store.close()
+    assert human.value == "Ada L."
     assert "temp" not in labels
 
 
@@ -371,13 +456,14 @@ async def test_a_memory_write_announces_that_the_resources_changed(tmp_path: Pat
             await changed.wait()
 
 
+@pytest.mark.parametrize("permission", [Permission.HUMAN, Permission.PARTNER])
 async def test_a_memory_write_needing_consent_is_refused_then_runs_once_after_approval(
-    tmp_path: Path,
+    tmp_path: Path, permission: Permission
 ) -> None:
     db = tmp_path / "m.db"
     store = await SQLiteStore.open(db)
     try:
-        await store.create_block(AGENT, "rules", "Be kind.", permission=Permission.HUMAN)
+        await store.create_block(AGENT, "rules", "Be kind.", permission=permission)
     finally:
         await store.close()
     params = satchel_stdio("--db", str(db), "--agent", AGENT, "--consent-wait", "0")

@@ -4,6 +4,7 @@ searches the other's writes, and every concurrent append lands."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,13 +14,13 @@ from mcp import Client
 
 from postgres_server import PostgresServer
 
-from .conftest import STARTUP, satchel_stdio
+from .conftest import FILE_TOOLS, STARTUP, satchel_stdio
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
 
 async def _approve(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-    # The human behind both clients approves each destructive call they are asked about.
+    # The human behind both clients would approve any call they are asked about.
     return types.ElicitResult(action="accept", content={"approve": True})
 
 
@@ -83,28 +84,30 @@ async def test_two_servers_on_one_postgres_database_share_memory(
 
 
 async def test_a_destructive_call_on_postgres_is_approved_from_another_terminal(
-    postgres_server: PostgresServer,
+    postgres_server: PostgresServer, tmp_path: Path
 ) -> None:
     url = postgres_server.create_database()
-    params = satchel_stdio("--db", url, "--agent", "alice")
-    insert = {"operation": "insert", "content": "Old plan.", "label": "old"}
-    delete = {"operation": "delete", "label": "old"}
+    params = satchel_stdio("--db", url, "--agent", "alice", "--tools", FILE_TOOLS)
+    doomed = tmp_path / "old-plan.txt"
+    doomed.write_text("Old plan.")
+    delete = {"path": str(doomed)}
     with anyio.fail_after(STARTUP + 90):
         async with Client(params, mode="legacy") as client:  # no elicitation support
-            _ok(await client.call_tool("recall", insert))
-            pending = await client.call_tool("recall", delete)
+            pending = await client.call_tool("delete_file", delete)
             assert pending.is_error is True
             assert pending.meta is not None
             details = pending.meta["satchel/error"]["details"]
             assert details["status"] == "pending_confirmation"
             approval_id = details["approval_id"]
+            assert doomed.exists()
 
             cli = [sys.executable, "-m", "satchel", "approvals", "approve", approval_id]
             done = await anyio.run_process([*cli, "--db", url], check=False)
             assert done.returncode == 0, done.stderr
 
-            ran = _ok(await client.call_tool("recall", {**delete, "approval_id": approval_id}))
-            again = await client.call_tool("recall", {**delete, "approval_id": approval_id})
+            ran = _ok(await client.call_tool("delete_file", {**delete, "approval_id": approval_id}))
+            again = await client.call_tool("delete_file", {**delete, "approval_id": approval_id})
 
-    assert ran["entry"]["label"] == "old"
+    assert ran["result"] == f"deleted {doomed}"
+    assert not doomed.exists()
     assert again.is_error is True

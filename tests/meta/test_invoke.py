@@ -155,3 +155,54 @@ def test_pinning_an_unknown_tool_or_a_meta_tool_name_fails_loudly(catalog: ToolR
     )
     with pytest.raises(SatchelUsageError, match="meta-tool"):
         MetaTools(catalog, embedder=None, pinned=["invoke_tool"])
+
+
+async def test_invoke_tool_leaves_memory_tools_to_the_block_permission_and_holds_the_rest(
+    tmp_path: Any, embedder: MiniLMEmbedder
+) -> None:
+    from satchel.builtin import memory_toolset
+    from satchel.consent import ApprovalPolicy
+    from satchel.memory import SQLiteStore
+    from satchel.tools import ToolContext
+
+    @tool(category="files", actions=["delete"])
+    def remove_file(path: str) -> str:
+        """Remove a file from disk.
+
+        Args:
+            path: The file.
+        """
+        return f"removed {path}"
+
+    async with await SQLiteStore.open(tmp_path / "m.db", embedder=None) as store:
+        catalog = memory_toolset(store)
+        catalog.register(remove_file)
+        await store.create_block("ada", "notes", "old")
+        ctx = ToolContext(agent="ada")
+        for policy in ApprovalPolicy:
+            meta = MetaTools(catalog, embedder=embedder, approval=policy)
+            try:
+                found = await meta.registry.call(
+                    "discover_tools", {"query": "remove a file or edit memory", "limit": 10}, ctx
+                )
+                edit = {"operation": "set", "label": "notes", "value": f"by {policy}"}
+                memory = await invoke_as(meta, "context", edit, ctx)
+                removed = await invoke_as(meta, "remove_file", {"path": "a"}, ctx)
+            finally:
+                meta.close()
+            assert memory.ok, (policy, memory.to_text())
+            held = found.output.get("needs_approval", [])  # type: ignore[union-attr]
+            if policy is ApprovalPolicy.NONE:
+                assert removed.ok
+                assert held == []
+            else:
+                approval_of(removed)
+                assert "remove_file" in held
+                assert "context" not in held
+            assert (await store.get_block("ada", "notes")).value == f"by {policy}"
+
+
+async def invoke_as(meta: MetaTools, name: str, parameters: Any, ctx: Any) -> ToolResult:
+    return await meta.registry.call(
+        "invoke_tool", {"tool_name": name, "parameters": parameters}, ctx
+    )

@@ -175,6 +175,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
     )
     category = "memory"
     actions = ("read", "write")
+    memory_gated = True
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {
         "append": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
         "replace": ToolAnnotations(read_only=False, destructive=True, idempotent=False),

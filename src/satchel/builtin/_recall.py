@@ -109,6 +109,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
     )
     category = "memory"
     actions = ("read", "write", "delete")
+    memory_gated = True
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {
         "insert": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
         "append": ToolAnnotations(read_only=False, destructive=False, idempotent=False),

@@ -120,6 +120,7 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
     )
     category = "memory"
     actions = ("read",)
+    memory_gated = True
     read_only = True
     idempotent = True
 

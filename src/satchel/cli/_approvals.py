@@ -158,11 +158,15 @@ def approve(
         typer.Option(
             "--for",
             metavar="DURATION",
-            help="Approve every identical request for this long (30s, 10m, 2h, 1d).",
+            help="Approve for this long (30s, 10m, 2h, 1d): the same agent's identical "
+            "tool call, or its same operation on the same memory block.",
         ),
     ] = None,
     scope: Annotated[
-        bool, typer.Option("--scope", help="Approve this exact scope for good.")
+        bool,
+        typer.Option(
+            "--scope", help="Approve this scope for good (bound to the agent, like --for)."
+        ),
     ] = False,
     by: ByOption = "cli",
     json_: JsonFlag = False,

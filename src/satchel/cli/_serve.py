@@ -17,11 +17,14 @@ What it serves is built in steps, so each feature has one place to go:
    ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
    block that changed (also when another process changed it).
 
-A destructive call is approved by the client's human through elicitation when the
-client supports it, else it returns ``pending_confirmation`` and ``satchel approvals
-approve ID --db ...`` decides; the model then calls again with ``approval_id``. A memory
-write that needs consent waits at most ``--consent-wait`` seconds (see
-:class:`~satchel.mcp.MemoryConsent`).
+Memory writes are decided by the block's permission alone (DESIGN §4): at
+``read_write`` and ``admin`` they run at once, a ``partner``/``human`` block asks for
+consent and waits at most ``--consent-wait`` seconds (see
+:class:`~satchel.mcp.MemoryConsent`). satchel's own approval gate holds the calls of
+other tools that ``--approve`` names (destructive ones by default): the client's human
+approves through elicitation when the client supports it, else the call returns
+``pending_confirmation`` and ``satchel approvals approve ID --db ...`` decides; the
+model then calls again with ``approval_id``. Every approval binds to ``--agent``.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from satchel._errors import SatchelUsageError
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
 from satchel.cli._memory import resolve_db_path
-from satchel.consent import PermissionBroker
+from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore, is_postgres_url
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
@@ -92,6 +95,8 @@ class ServeOptions:
     db: Path | str | None = None
     mounts: tuple[MountSpec, ...] = field(default=())
     consent_wait: float = 5.0
+    approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
+    """Which calls of tools outside memory wait for a human (``--approve``)."""
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -301,7 +306,10 @@ def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) 
 
 
 def _meta_tools(
-    catalog: ToolRegistry, pins: Sequence[str], broker: PermissionBroker | None
+    catalog: ToolRegistry,
+    pins: Sequence[str],
+    broker: PermissionBroker | None,
+    approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
 ) -> MetaTools:
     try:
         from satchel.meta import MetaTools
@@ -312,7 +320,7 @@ def _meta_tools(
             "needs the meta-tools (satchel.meta), which this build of satchel does not have yet.",
             param_hint="'--lazy'",
         ) from exc
-    return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins)
+    return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins, approval=approve)
 
 
 def _check_pins(catalog: ToolRegistry, options: ServeOptions) -> None:
@@ -334,11 +342,11 @@ def served_registry(
     Args:
         catalog: Every tool (see :func:`build_catalog`).
         options: What was asked for.
-        broker: Approves destructive calls. Directly served tools are gated with
-            :func:`~satchel.mcp.with_mcp_approval` (elicitation, or an ``approval_id``
-            argument); the meta-tools gate ``invoke_tool`` and the pinned tools with it.
-            Without a broker the catalog is served ungated (and the meta-tools use their
-            own in-memory broker).
+        broker: Approves the calls ``options.approve`` holds (never a memory tool's).
+            Directly served tools are gated with :func:`~satchel.mcp.with_mcp_approval`
+            (elicitation, or an ``approval_id`` argument); the meta-tools gate
+            ``invoke_tool`` and the pinned tools with it. Without a broker the catalog
+            is served ungated (and the meta-tools use their own in-memory broker).
 
     Raises:
         typer.BadParameter: ``--pin`` names a tool the catalog lacks, or ``--lazy`` is
@@ -349,9 +357,9 @@ def served_registry(
             return catalog
         from satchel.mcp import with_mcp_approval
 
-        return with_mcp_approval(catalog, broker)
+        return with_mcp_approval(catalog, broker, policy=options.approve)
     _check_pins(catalog, options)
-    return _meta_tools(catalog, options.pins, broker).registry
+    return _meta_tools(catalog, options.pins, broker, options.approve).registry
 
 
 def _embedder() -> Embedder | None:
@@ -414,7 +422,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             )
         if options.lazy:
             _check_pins(catalog, options)
-            meta = _meta_tools(catalog, options.pins, broker)
+            meta = _meta_tools(catalog, options.pins, broker, options.approve)
             await meta.prepare()
             served = meta.registry
         else:
@@ -521,6 +529,18 @@ def serve(
             "before it is refused (the request stays pending for a later try).",
         ),
     ] = 5.0,
+    approve: Annotated[
+        ApprovalPolicy,
+        typer.Option(
+            "--approve",
+            envvar="SATCHEL_APPROVE",
+            case_sensitive=False,
+            help="Which calls of tools outside memory (--tools, --mount, invoke_tool) wait "
+            "for a human: 'destructive' ones, every call but read-only ones ('writes'), or "
+            "'none' (for trusted set-ups only: everything runs at once). Memory writes "
+            "follow each block's permission whatever this says.",
+        ),
+    ] = ApprovalPolicy.DESTRUCTIVE,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -555,12 +575,19 @@ def serve(
             [parse_mount(m) for m in mount or ()], mount_header or (), os.environ
         ),
         consent_wait=consent_wait,
+        approve=approve,
     )
     if db is None or not is_postgres_url(db):
         resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
     if address is None and token:
         logger.info("--token applies to --http only; ignored on stdio")
+    if approve is ApprovalPolicy.NONE:
+        typer.echo(
+            "satchel: warning: --approve none: every tool outside memory runs without a "
+            "human's approval.",
+            err=True,
+        )
     if address is not None and not token and not _is_loopback(address[0]):
         typer.echo(
             f"satchel: warning: serving on {address[0]} without --token; anyone who can "

@@ -5,8 +5,9 @@
 database so another process, such as the ``satchel approvals`` CLI, can decide them),
 waits for decisions, and answers whether a standing grant covers a scope. It is also a
 memory store's :class:`~satchel.memory.ConsentHandler`. :func:`with_approval` gates a
-tool or a registry: a destructive call runs only with an approval bound to exactly its
-arguments (:func:`args_digest`).
+tool or a registry: a call the :class:`ApprovalPolicy` holds (a destructive one, by
+default) runs only with an approval bound to exactly its agent, tool and arguments
+(:func:`args_digest`). Memory tools are left to the block's permission.
 
 Example:
     >>> broker = PermissionBroker(SQLiteApprovalStore(db_path))
@@ -16,7 +17,7 @@ Example:
     'pending_confirmation'
 """
 
-from satchel.consent._broker import PermissionBroker
+from satchel.consent._broker import PermissionBroker, memory_reason, memory_scope
 from satchel.consent._gate import gated_call, with_approval
 from satchel.consent._models import (
     ApprovalError,
@@ -27,12 +28,14 @@ from satchel.consent._models import (
     args_digest,
     canonical_json,
 )
+from satchel.consent._policy import ApprovalPolicy, needs_approval
 from satchel.consent._postgres import PostgresApprovalStore
 from satchel.consent._sqlite import SQLiteApprovalStore
 from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
 
 __all__ = [
     "ApprovalError",
+    "ApprovalPolicy",
     "ApprovalRequest",
     "ApprovalStatus",
     "ApprovalStore",
@@ -45,5 +48,8 @@ __all__ = [
     "args_digest",
     "canonical_json",
     "gated_call",
+    "memory_reason",
+    "memory_scope",
+    "needs_approval",
     "with_approval",
 ]

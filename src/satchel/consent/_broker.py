@@ -34,13 +34,31 @@ from satchel.consent._models import (
 from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
 from satchel.memory import ConsentRequest
 
-__all__ = ["PermissionBroker"]
+__all__ = ["PermissionBroker", "memory_reason", "memory_scope"]
 
 logger = logging.getLogger("satchel.consent")
 
 _Requests = list[ApprovalRequest]
 _ID_BYTES: Final = 18
 """An approval id is 144 random bits, URL-safe base64 (24 characters)."""
+
+
+def memory_scope(request: ConsentRequest) -> ConsentScope:
+    """The scope a memory write's consent binds to: its agent, block (owner and
+    label), operation and content."""
+    return ConsentScope.memory_edit(
+        request.label,
+        owner=request.owner,
+        agent=request.agent,
+        operation=request.operation.value,
+        content_digest=request.content_digest,
+    )
+
+
+def memory_reason(request: ConsentRequest) -> str:
+    """A sentence for the human about a memory write that needs consent."""
+    reason = f"{request.agent} wants to {request.operation.value} block {request.label!r}"
+    return reason + (f" ({request.reason})" if request.reason else "")
 
 
 def _seconds(value: float | timedelta, what: str) -> float:
@@ -161,12 +179,15 @@ class PermissionBroker:
 
     async def check(self, scope: ConsentScope) -> ApprovalRequest | None:
         """The standing grant (``approve_for`` or ``approve_scope``, still valid) that
-        covers ``scope``, or ``None``. One-time approvals never cover other requests."""
+        covers ``scope`` (the same :attr:`~ConsentScope.key`: the same agent, and the
+        same tool and arguments or the same block and operation), or ``None``. One-time
+        approvals never cover other requests."""
         for grant in await self.store.by_scope(scope.key, "approved"):
             fresh = await self._fresh(grant)
             decision = fresh.decision
             if (
                 fresh.status == "approved"
+                and fresh.scope.bound
                 and decision is not None
                 and decision.kind in ("approve_for", "approve_scope")
             ):
@@ -179,7 +200,7 @@ class PermissionBroker:
         reason: str,
         origin: str,
         *,
-        agent: str = "default",
+        agent: str | None = None,
         arguments: dict[str, Any] | None = None,
         timeout: float | timedelta | None = None,  # noqa: ASYNC109 (the request's expiry, stored)
         wait: bool = True,
@@ -187,14 +208,15 @@ class PermissionBroker:
         """Ask a human to allow ``scope``.
 
         A standing grant covering the scope answers at once (that grant is returned).
-        Otherwise a pending request from the same agent for the same scope is reused, or
-        a new one is stored.
+        Otherwise a pending request from the same agent for exactly the same scope (and
+        arguments) is reused, or a new one is stored.
 
         Args:
             scope: What is asked.
             reason: A sentence for the human: what would happen.
             origin: The channel it comes from (``"mcp"``, ``"cli"``, ``"discord:123"``).
-            agent: The agent asking.
+            agent: The agent asking: the scope's own agent when ``None`` (and
+                ``"default"`` for a scope without one).
             arguments: For a tool call, the exact arguments (shown to the human).
             timeout: Seconds (or ``timedelta``) before a pending request expires as a
                 refusal; :attr:`default_timeout` when ``None``.
@@ -204,14 +226,24 @@ class PermissionBroker:
         Returns:
             The request: ``approved``, ``denied`` or ``expired`` after waiting; usually
             ``pending`` with ``wait=False``.
+
+        Raises:
+            SatchelUsageError: ``agent`` is not the agent the scope is bound to.
         """
+        if agent is None:
+            agent = scope.agent or "default"
+        elif scope.agent is not None and scope.agent != agent:
+            raise SatchelUsageError(
+                f"The scope is bound to agent {scope.agent!r}, not to {agent!r}: an agent "
+                "asks for itself."
+            )
         grant = await self.check(scope)
         if grant is not None:
             return grant
         existing = [r for r in await self.store.by_scope(scope.key, "pending") if r.agent == agent]
         for candidate in existing:
             fresh = await self._fresh(candidate)
-            if fresh.status == "pending" and fresh.arguments == arguments:
+            if fresh.status == "pending" and fresh.scope == scope and fresh.arguments == arguments:
                 return await self.wait(fresh.id) if wait else fresh
         seconds = self.default_timeout if timeout is None else _seconds(timeout, "timeout")
         now = self.clock()
@@ -339,9 +371,14 @@ class PermissionBroker:
         """Use an approval for ``scope``: a one-time approval is spent (``used``), a
         standing one stays valid.
 
+        An approval binds to its agent: one given to another agent, for another tool or
+        other arguments, another block or another operation never fits. A one-time
+        approval of a memory write also binds its content; a standing grant covers the
+        agent's ``operation`` on that block whatever the content.
+
         Raises:
             ApprovalError: The id is unknown, still pending, denied, expired, already
-                used, or was given for a different scope (other tool or arguments).
+                used, or was given for a different scope.
         """
         current = await self.get(request_id)
         if current is None:
@@ -350,10 +387,12 @@ class PermissionBroker:
                 reason="unknown",
                 approval_id=request_id,
             )
-        if current.scope.key != scope.key:
+        given = current.scope
+        once = current.decision is None or current.decision.kind == "approve_once"
+        if given.key != scope.key or not given.bound or (once and not given.covers(scope)):
             raise ApprovalError(
-                f"Approval {request_id!r} was given for {current.scope.describe()}, not for "
-                f"{scope.describe()}: the tool or the arguments differ.",
+                f"Approval {request_id!r} does not allow {scope.describe()}: "
+                f"{given.mismatch(scope) or 'the scope differs'}.",
                 reason="mismatch",
                 approval_id=request_id,
             )
@@ -394,10 +433,8 @@ class PermissionBroker:
     async def __call__(self, request: ConsentRequest, /) -> bool:
         """Ask about a memory write (:class:`~satchel.memory.ConsentHandler`): wait for
         a decision; ``True`` only if it is an approval (a one-time one is spent)."""
-        scope = ConsentScope.memory_edit(request.label, owner=request.owner, agent=request.agent)
-        reason = f"{request.agent} wants to {request.operation.value} block {request.label!r}"
-        reason += f" ({request.reason})" if request.reason else ""
-        answer = await self.request(scope, reason, self.origin, agent=request.agent)
+        scope = memory_scope(request)
+        answer = await self.request(scope, memory_reason(request), self.origin, agent=request.agent)
         if answer.status != "approved":
             return False
         try:

@@ -1,12 +1,14 @@
 """The approval gate: a destructive call runs only with a human's approval.
 
-A call to a tool (or an operation) whose spec says destructive for these arguments
-goes one of three ways:
+Which calls are held is the :class:`~satchel.consent.ApprovalPolicy` (destructive ones
+by default; never a :attr:`~satchel.tools.ToolSpec.memory_gated` tool, whose writes the
+block's permission decides). A held call goes one of three ways:
 
-1. a standing grant covers exactly this tool and these arguments: it runs;
+1. a standing grant covers exactly this agent, this tool and these arguments: it runs;
 2. the context carries an ``approval_id``: the broker spends it if it was approved for
-   exactly this tool and these arguments (their :func:`~satchel.consent.args_digest`),
-   and the call runs once; otherwise a ``denied`` error says why;
+   exactly this agent (``ctx.agent``), this tool and these arguments (their
+   :func:`~satchel.consent.args_digest`), and the call runs once; otherwise a
+   ``denied`` error says why (an approval given to another agent never fits);
 3. otherwise nothing runs: a pending request is stored and the result is a
    ``needs_approval`` error whose details carry ``status: "pending_confirmation"``, the
    ``approval_id``, the tool and the exact arguments.
@@ -27,6 +29,7 @@ import jsonschema
 from satchel._errors import SatchelUsageError
 from satchel.consent._broker import PermissionBroker
 from satchel.consent._models import ApprovalError, ConsentScope
+from satchel.consent._policy import ApprovalPolicy, needs_approval
 from satchel.registry import ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult, ToolSpec
 
@@ -64,23 +67,26 @@ async def gated_call(
     run: Runner,
     *,
     retry_hint: str = _RETRY_HINT,
+    policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
 ) -> ToolResult:
-    """Run ``run(args, ctx)`` if the call is not destructive or is approved; otherwise
-    ask for approval and run nothing (see the module doc).
+    """Run ``run(args, ctx)`` if the policy does not hold the call or it is approved;
+    otherwise ask for approval and run nothing (see the module doc).
 
     Args:
-        spec: The tool's definition (decides what is destructive).
+        spec: The tool's definition (with ``policy``, decides what is held).
         args: The exact arguments.
-        ctx: The call's context; ``ctx.approval_id`` is the approval being presented.
+        ctx: The call's context: ``ctx.agent`` is who asks (an approval binds to it),
+            ``ctx.approval_id`` the approval being presented.
         broker: Who stores and decides approvals.
         run: Runs the tool for real.
         retry_hint: How the model should present the approval id (wording only).
+        policy: Which calls wait for a human.
     """
     name = spec.name
-    if not spec.is_destructive(args):
+    if not needs_approval(spec, args, policy):
         return await run(args, ctx)
     try:
-        scope = ConsentScope.tool_execution(name, args)
+        scope = ConsentScope.tool_execution(name, args, agent=ctx.agent)
     except SatchelUsageError as exc:
         return ToolResult(
             name,
@@ -169,25 +175,42 @@ def _pending_result(
 
 
 class _ApprovalGate(WrapperTool):
-    def __init__(self, inner: BaseTool, broker: PermissionBroker) -> None:
+    def __init__(self, inner: BaseTool, broker: PermissionBroker, policy: ApprovalPolicy) -> None:
         super().__init__(inner)
         self.broker = broker
+        self.policy = policy
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return await gated_call(self.inner.spec, args, ctx, self.broker, self.inner.call)
+        return await gated_call(
+            self.inner.spec, args, ctx, self.broker, self.inner.call, policy=self.policy
+        )
+
+
+_Policy = ApprovalPolicy
 
 
 @overload
-def with_approval(target: BaseTool, broker: PermissionBroker) -> BaseTool: ...
+def with_approval(
+    target: BaseTool, broker: PermissionBroker, *, policy: _Policy = _Policy.DESTRUCTIVE
+) -> BaseTool: ...
 @overload
-def with_approval(target: ToolRegistry, broker: PermissionBroker) -> ToolRegistry: ...
-def with_approval(target: BaseTool | ToolRegistry, broker: PermissionBroker) -> Any:
-    """Gate destructive calls of a tool (or of every tool of a registry) behind a
-    human's approval through ``broker``.
+def with_approval(
+    target: ToolRegistry, broker: PermissionBroker, *, policy: _Policy = _Policy.DESTRUCTIVE
+) -> ToolRegistry: ...
+def with_approval(
+    target: BaseTool | ToolRegistry,
+    broker: PermissionBroker,
+    *,
+    policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
+) -> Any:
+    """Gate the calls ``policy`` holds (destructive ones by default) of a tool, or of
+    every tool of a registry, behind a human's approval through ``broker``.
 
-    Non-destructive calls pass straight through. A destructive call without a valid
-    approval runs nothing and returns ``needs_approval`` with an ``approval_id``; once
-    a human approved it (:meth:`PermissionBroker.resolve`), the same call with
+    Other calls pass straight through, and so does every call of a
+    :attr:`~satchel.tools.ToolSpec.memory_gated` tool (the block's permission decides
+    memory writes). A held call without a valid approval runs nothing and returns
+    ``needs_approval`` with an ``approval_id``; once a human approved it
+    (:meth:`PermissionBroker.resolve`), the same call by the same agent with
     ``ToolContext(approval_id=...)`` runs exactly the approved arguments, once.
 
     Example:
@@ -198,6 +221,9 @@ def with_approval(target: BaseTool | ToolRegistry, broker: PermissionBroker) -> 
         >>> await gated.call("delete_file", {"path": "a.txt"},
         ...                  ToolContext(approval_id=approval_id))
     """
+    policy = ApprovalPolicy(policy)
     if isinstance(target, ToolRegistry):
-        return ToolRegistry([_ApprovalGate(t, broker) for t in target], context=target.context)
-    return _ApprovalGate(target, broker)
+        return ToolRegistry(
+            [_ApprovalGate(t, broker, policy) for t in target], context=target.context
+        )
+    return _ApprovalGate(target, broker, policy)

@@ -68,7 +68,7 @@ def args_digest(tool: str, args: Any) -> str:
         >>> args_digest("rm", {"path": "/tmp/x"}) == args_digest("rm", {"path": "/tmp/x"})
         True
     """
-    payload = f"{tool}\n{canonical_json(args)}".encode()
+    payload = f"{tool}\n{canonical_json(args)}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(payload).hexdigest()
 
 
@@ -77,24 +77,36 @@ def _seconds(value: float | timedelta) -> float:
 
 
 class ConsentScope(BaseModel):
-    """What a human is asked to allow.
+    """What a human is asked to allow, bound to the agent that asked.
 
-    Two kinds: ``memory_edit`` (an agent writing a memory block: ``label``, and the
-    block's ``owner`` and the acting ``agent`` when known) and ``tool_execution`` (one
-    tool with exactly these arguments: ``tool`` and ``args_digest``). A grant covers a
-    later request when their scopes are equal (:attr:`key`).
+    Two kinds:
+
+    * ``tool_execution``: ``agent`` running ``tool`` with exactly the arguments whose
+      digest is ``args_digest``;
+    * ``memory_edit``: ``agent`` doing ``operation`` (``append``, ``overwrite``,
+      ``kind_change``, ``share``, ``delete``) on the block ``label`` owned by
+      ``owner``; ``content_digest`` fingerprints what that one write would write.
+
+    A standing grant covers a later request when their keys (:attr:`key`) are equal: the
+    same agent, tool and arguments, or the same agent, block and operation (whatever
+    the content). A one-time approval is spent only by a request whose whole scope is
+    equal (:meth:`covers`), content included. ``agent`` (and ``operation``) are
+    ``None`` only in records stored before approvals were bound; such records match
+    nothing new.
 
     Example:
-        >>> ConsentScope.tool_execution("delete_file", {"path": "notes.txt"}).kind
+        >>> ConsentScope.tool_execution("delete_file", {"path": "notes.txt"}, agent="ada").kind
         'tool_execution'
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["memory_edit", "tool_execution"]
+    agent: str | None = None
     label: str | None = None
     owner: str | None = None
-    agent: str | None = None
+    operation: str | None = None
+    content_digest: str | None = None
     tool: str | None = None
     args_digest: str | None = None
 
@@ -102,49 +114,118 @@ class ConsentScope(BaseModel):
     def _fields_fit_kind(self) -> Self:
         if self.kind == "memory_edit":
             if not self.label or self.tool is not None or self.args_digest is not None:
-                raise ValueError("a memory_edit scope takes a label (and owner/agent) only")
+                raise ValueError(
+                    "a memory_edit scope takes a label (and owner, agent, operation, "
+                    "content_digest) only"
+                )
         else:
-            if not self.tool or self.args_digest is None or self.label is not None:
-                raise ValueError("a tool_execution scope takes a tool and an args_digest only")
-            if not _DIGEST.match(self.args_digest):
-                raise ValueError("args_digest must be 64 lower-case hex digits (SHA-256)")
+            if (
+                not self.tool
+                or self.args_digest is None
+                or self.label is not None
+                or self.owner is not None
+                or self.operation is not None
+                or self.content_digest is not None
+            ):
+                raise ValueError("a tool_execution scope takes a tool, an args_digest and an agent")
+        for digest in (self.args_digest, self.content_digest):
+            if digest is not None and not _DIGEST.match(digest):
+                raise ValueError("a digest must be 64 lower-case hex digits (SHA-256)")
         return self
 
     @classmethod
     def memory_edit(
-        cls, label: str, *, owner: str | None = None, agent: str | None = None
+        cls,
+        label: str,
+        *,
+        owner: str,
+        agent: str,
+        operation: str,
+        content_digest: str | None = None,
     ) -> ConsentScope:
-        """The scope of writing the block ``label`` (owned by ``owner``, by ``agent``)."""
-        return cls(kind="memory_edit", label=label, owner=owner, agent=agent)
+        """The scope of ``agent`` doing ``operation`` on the block ``label`` of
+        ``owner`` (``content_digest``: what this one write would write)."""
+        return cls(
+            kind="memory_edit",
+            label=label,
+            owner=owner,
+            agent=agent,
+            operation=operation,
+            content_digest=content_digest,
+        )
 
     @classmethod
-    def tool_execution(cls, tool: str, arguments: Any) -> ConsentScope:
-        """The scope of running ``tool`` with exactly ``arguments``.
+    def tool_execution(cls, tool: str, arguments: Any, *, agent: str) -> ConsentScope:
+        """The scope of ``agent`` running ``tool`` with exactly ``arguments``.
 
         Raises:
             SatchelUsageError: ``arguments`` is not plain JSON data.
         """
-        return cls(kind="tool_execution", tool=tool, args_digest=args_digest(tool, arguments))
+        return cls(
+            kind="tool_execution", tool=tool, args_digest=args_digest(tool, arguments), agent=agent
+        )
 
     @property
     def key(self) -> str:
-        """A string equal for equal scopes: what grants are looked up by."""
-        return canonical_json(self.model_dump(exclude_none=True))
+        """A string equal for scopes a standing grant covers alike (everything but the
+        content of a memory write): what grants are looked up by."""
+        return canonical_json(self.model_dump(exclude_none=True, exclude={"content_digest"}))
+
+    @property
+    def bound(self) -> bool:
+        """True when the scope names its agent (and, for memory, its operation)."""
+        if self.agent is None:
+            return False
+        return self.kind == "tool_execution" or self.operation is not None
+
+    def covers(self, other: ConsentScope) -> bool:
+        """Whether a one-time approval given for this scope may be spent on ``other``:
+        both are bound, and equal in everything, content included."""
+        return self.bound and self == other
+
+    def mismatch(self, other: ConsentScope) -> str:
+        """Why an approval for this scope does not fit ``other``, in words (empty when
+        the keys are equal)."""
+        if not self.bound:
+            return "it was given before approvals were bound to an agent; ask again"
+        if self.agent != other.agent:
+            return "it was given to another agent"
+        if self.kind != other.kind:
+            return "it was given for another kind of action"
+        if self.kind == "tool_execution":
+            if self.tool != other.tool:
+                return "it was given for another tool"
+            return "" if self.args_digest == other.args_digest else "the arguments differ"
+        if (self.owner, self.label) != (other.owner, other.label):
+            return "it was given for another block"
+        if self.operation != other.operation:
+            return f"it was given to {self.operation}, not to {other.operation}"
+        return "" if self.content_digest == other.content_digest else "the content differs"
 
     def describe(self) -> str:
         """A short phrase for a human.
 
         Example:
-            >>> ConsentScope.memory_edit("persona", owner="ada", agent="bob").describe()
-            "edit memory block 'persona' of ada (by bob)"
+            >>> ConsentScope.memory_edit(
+            ...     "persona", owner="ada", agent="bob", operation="append"
+            ... ).describe()
+            "append to memory block 'persona' of ada (by bob)"
         """
+        agent = self.agent or "any agent (unbound)"
         if self.kind == "tool_execution":
-            return (
-                f"run tool {self.tool!r} (arguments {self.args_digest and self.args_digest[:12]})"
-            )
+            digest = self.args_digest and self.args_digest[:12]
+            return f"run tool {self.tool!r} (arguments {digest}) as {agent}"
         owner = f" of {self.owner}" if self.owner else ""
-        agent = f" (by {self.agent})" if self.agent and self.agent != self.owner else ""
-        return f"edit memory block {self.label!r}{owner}{agent}"
+        by = f" (by {agent})" if self.agent != self.owner else ""
+        what = {
+            None: "edit",
+            "append": "append to",
+            "overwrite": "overwrite",
+            "kind_change": "move",
+            "share": "share",
+            "delete": "delete",
+        }.get(self.operation, str(self.operation))
+        return f"{what} memory block {self.label!r}{owner}{by}"
 
 
 class Decision(BaseModel):

@@ -1,8 +1,11 @@
-"""Approvals over MCP: a destructive call is decided by the client's human when the
-client can be asked (elicitation), and otherwise from another terminal.
+"""Approvals over MCP: a held call is decided by the client's human when the client
+can be asked (elicitation), and otherwise from another terminal.
 
 :func:`with_mcp_approval` gates every tool of a registry like
-:func:`~satchel.consent.with_approval`, and adds two things for serving over MCP:
+:func:`~satchel.consent.with_approval` (the :class:`~satchel.consent.ApprovalPolicy`
+says which calls are held: destructive ones by default, never a memory tool's, whose
+writes the block's permission decides; every approval binds to the serving agent), and
+adds two things for serving over MCP:
 
 * **Elicitation first.** When the client declared elicitation, a destructive call asks
   its human at once (:meth:`ClientChannel.confirm <satchel.mcp.ClientChannel.confirm>`).
@@ -41,10 +44,15 @@ import jsonschema
 from satchel._errors import SatchelUsageError
 from satchel.consent import (
     ApprovalError,
+    ApprovalPolicy,
     ConsentScope,
     Decision,
     PermissionBroker,
+    canonical_json,
     gated_call,
+    memory_reason,
+    memory_scope,
+    needs_approval,
 )
 from satchel.mcp._channel import ClientChannel, client_channel
 from satchel.memory import ConsentRequest
@@ -87,15 +95,17 @@ def _fits(spec: ToolSpec, args: dict[str, Any]) -> bool:
 
 
 def _question_key(scope: ConsentScope) -> str:
-    """The same for the same tool and arguments, so a 2026-07-28 client's answer is
-    found when the call runs again."""
-    return "satchel-approve-" + hashlib.sha256(scope.key.encode()).hexdigest()[:24]
+    """The same for the same agent, tool and arguments (or memory write, content
+    included), so a 2026-07-28 client's answer is found when the call runs again."""
+    exact = canonical_json(scope.model_dump(exclude_none=True))
+    return "satchel-approve-" + hashlib.sha256(exact.encode()).hexdigest()[:24]
 
 
 class _McpApprovalGate(WrapperTool):
-    def __init__(self, inner: BaseTool, broker: PermissionBroker) -> None:
+    def __init__(self, inner: BaseTool, broker: PermissionBroker, policy: ApprovalPolicy) -> None:
         super().__init__(inner)
         self.broker = broker
+        self.policy = policy
         spec = inner.spec
         self._spec = spec
         properties: dict[str, Any] = dict(spec.input_schema.get("properties") or {})
@@ -104,7 +114,7 @@ class _McpApprovalGate(WrapperTool):
         self.passthrough = APPROVAL_ARGUMENT in properties
         if self.passthrough:
             logger.info("%s takes its own approval_id; its own server gates it", spec.name)
-        elif spec.is_destructive():
+        elif needs_approval(spec, None, policy):
             properties[APPROVAL_ARGUMENT] = _ARGUMENT_SCHEMA
             schema = {**spec.input_schema, "properties": properties}
             self._spec = spec.model_copy(update={"input_schema": schema})
@@ -137,7 +147,13 @@ class _McpApprovalGate(WrapperTool):
 
     async def _plain(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await gated_call(
-            self.inner.spec, args, ctx, self.broker, self.inner.call, retry_hint=_RETRY_HINT
+            self.inner.spec,
+            args,
+            ctx,
+            self.broker,
+            self.inner.call,
+            retry_hint=_RETRY_HINT,
+            policy=self.policy,
         )
 
     async def _gated(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -147,12 +163,12 @@ class _McpApprovalGate(WrapperTool):
             ctx.approval_id
             or channel is None
             or not channel.can_elicit
-            or not spec.is_destructive(args)
+            or not needs_approval(spec, args, self.policy)
             or not _fits(spec, args)  # gated_call reports the problems; nobody is asked
         ):
             return await self._plain(args, ctx)
         try:
-            scope = ConsentScope.tool_execution(spec.name, args)
+            scope = ConsentScope.tool_execution(spec.name, args, agent=ctx.agent)
         except SatchelUsageError:
             return await self._plain(args, ctx)  # reports the arguments as invalid
         if await self.broker.check(scope) is not None:  # a standing grant covers it
@@ -191,19 +207,27 @@ class _McpApprovalGate(WrapperTool):
         return await self._plain(args, dataclasses.replace(ctx, approval_id=request.id))
 
 
-def with_mcp_approval(registry: ToolRegistry, broker: PermissionBroker) -> ToolRegistry:
-    """Gate the destructive calls of every tool of ``registry`` for serving over MCP
-    (see the module doc): elicitation when the client supports it, otherwise a
+def with_mcp_approval(
+    registry: ToolRegistry,
+    broker: PermissionBroker,
+    *,
+    policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
+) -> ToolRegistry:
+    """Gate the calls ``policy`` holds, of every tool of ``registry``, for serving over
+    MCP (see the module doc): elicitation when the client supports it, otherwise a
     ``pending_confirmation`` result and an ``approval_id`` argument for the retry.
 
     Args:
         registry: The tools to gate.
         broker: Stores and decides approvals; on the memory database so that
             ``satchel approvals`` in another terminal can decide them.
+        policy: Which calls wait for a human: destructive ones (the default), every
+            write, or none. Memory tools (:attr:`~satchel.tools.ToolSpec.memory_gated`)
+            never do: the block's permission decides their writes.
 
     Returns:
-        A new registry of gated tools (the destructive ones with the extra argument),
-        kept in step with later changes to ``registry``.
+        A new registry of gated tools (the held ones with the extra argument), kept in
+        step with later changes to ``registry``.
 
     A tool that already takes an ``approval_id`` argument (such as a mounted satchel
     server's tool) is trusted to gate itself and passed through unchanged.
@@ -212,7 +236,10 @@ def with_mcp_approval(registry: ToolRegistry, broker: PermissionBroker) -> ToolR
         >>> broker = PermissionBroker(SQLiteApprovalStore(db_path))  # doctest: +SKIP
         >>> server = create_server(with_mcp_approval(tools, broker))  # doctest: +SKIP
     """
-    gated = ToolRegistry([_McpApprovalGate(t, broker) for t in registry], context=registry.context)
+    policy = ApprovalPolicy(policy)
+    gated = ToolRegistry(
+        [_McpApprovalGate(t, broker, policy) for t in registry], context=registry.context
+    )
 
     def follow(event: RegistryEvent) -> None:  # mounted servers come and go
         if event.kind == "removed":
@@ -221,7 +248,7 @@ def with_mcp_approval(registry: ToolRegistry, broker: PermissionBroker) -> ToolR
             return
         tool = registry.get(event.name)
         if tool is not None:
-            gated.register(_McpApprovalGate(tool, broker), replace=True)
+            gated.register(_McpApprovalGate(tool, broker, policy), replace=True)
 
     registry.subscribe(follow)
     return gated
@@ -230,8 +257,10 @@ def with_mcp_approval(registry: ToolRegistry, broker: PermissionBroker) -> ToolR
 class MemoryConsent:
     """A memory store's consent handler that never holds a call for long.
 
-    In order: an approval a human gave meanwhile for this block and agent (``satchel
-    approvals approve ID``, after an earlier refusal) is spent and the write runs;
+    In order: an approval a human gave meanwhile for this agent, block and operation
+    (``satchel approvals approve ID``, after an earlier refusal) is spent and the write
+    runs (a one-time approval only for the same content; see
+    :meth:`~satchel.consent.PermissionBroker.consume`);
     during an MCP tool call on a handshake-era connection whose client can elicit, its
     human is asked; otherwise a pending request is filed and the write waits up to
     ``wait`` seconds for a decision, and is refused if none came (the request stays
@@ -249,12 +278,11 @@ class MemoryConsent:
     async def __call__(self, request: ConsentRequest, /) -> bool:
         """Decide whether the memory write ``request`` describes may happen."""
         broker = self.broker
-        scope = ConsentScope.memory_edit(request.label, owner=request.owner, agent=request.agent)
+        scope = memory_scope(request)
         for given in await broker.store.by_scope(scope.key, "approved"):
             if given.agent == request.agent and await self._spend(given.id, scope):
                 return True
-        reason = f"{request.agent} wants to {request.operation.value} block {request.label!r}"
-        reason += f" ({request.reason})" if request.reason else ""
+        reason = memory_reason(request)
         channel = _channel.get()
         answer: bool | None = None
         if channel is not None and channel.can_elicit and not channel.is_modern:

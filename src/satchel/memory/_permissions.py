@@ -33,10 +33,12 @@ a recipient. On "needs consent", the gate asks the injected :class:`ConsentHandl
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -50,6 +52,7 @@ __all__ = [
     "Operation",
     "Verdict",
     "authorize",
+    "content_digest",
     "effective_permission",
     "verdict",
 ]
@@ -136,6 +139,9 @@ class ConsentRequest(BaseModel):
         operation: The kind of write.
         permission: The level the agent acts at (the reason consent is needed).
         reason: A short sentence for the human: what would change.
+        content_digest: The SHA-256 of what this one write would write (the text, the
+            new kind, the share...; see :func:`content_digest`), or ``None`` when the
+            operation carries nothing. A one-time consent binds to it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -147,6 +153,19 @@ class ConsentRequest(BaseModel):
     operation: Operation
     permission: Permission
     reason: str
+    content_digest: str | None = None
+
+
+def content_digest(content: Any) -> str:
+    """The SHA-256 (hex) of a write's content as canonical JSON (keys sorted, every
+    non-ASCII character escaped, so any string, even a lone surrogate, has one).
+
+    Example:
+        >>> content_digest({"text": "hi"}) == content_digest({"text": "hi"})
+        True
+    """
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 @runtime_checkable
@@ -174,6 +193,7 @@ async def authorize(
     consent: ConsentHandler | None,
     reason: str,
     share_level: Permission | None = None,
+    content: Any = None,
 ) -> Permission:
     """The gate every write goes through. Returns the level the write was allowed at.
 
@@ -185,6 +205,8 @@ async def authorize(
         reason: What the write would do, for a consent prompt.
         share_level: For :attr:`Operation.SHARE`, the level being granted (``None``
             when unsharing).
+        content: What the write would write (plain JSON data), so that a one-time
+            consent binds to it (:attr:`ConsentRequest.content_digest`).
 
     Raises:
         PermissionDeniedError: The table says no, the agent may not touch the block,
@@ -227,6 +249,7 @@ async def authorize(
                 operation=operation,
                 permission=level,
                 reason=reason,
+                content_digest=None if content is None else content_digest(content),
             )
             if consent is None:
                 raise ConsentRequiredError(

@@ -173,6 +173,7 @@ class StoreBase(StoreSteps):
         write: Callable[[int, Permission], Awaitable[_T]],
         *,
         share_level: Permission | None = None,
+        content: Any = None,
     ) -> tuple[int, _T]:
         """Resolve ``label`` for ``agent``, pass the permission gate (nothing is held
         open while a consent handler decides), then run ``write(pk, level)``, a
@@ -187,6 +188,7 @@ class StoreBase(StoreSteps):
                 consent=self.consent,
                 reason=reason(block),
                 share_level=share_level,
+                content=content,
             )
             try:
                 return pk, await write(pk, level)
@@ -273,6 +275,7 @@ class StoreBase(StoreSteps):
                 description=description,
                 vector=vector,
             ),
+            content={"value": value, "description": description},
         )
         return block
 
@@ -286,6 +289,7 @@ class StoreBase(StoreSteps):
             Operation.APPEND,
             lambda b: f"append {len(text)} characters to block {b.label!r}",
             lambda pk, level: self._append(agent, pk, level, text, separator),
+            content={"text": text, "separator": separator},
         )
         await self._refresh_block_vector(pk, block.value)
         return block
@@ -310,6 +314,7 @@ class StoreBase(StoreSteps):
             lambda pk, level: self._replace(
                 agent, pk, level, old, new, expected_version=expected_version
             ),
+            content={"old": old, "new": new},
         )
         await self._refresh_block_vector(pk, block.value)
         return block
@@ -345,6 +350,7 @@ class StoreBase(StoreSteps):
             lambda pk, level: self._set_kind(
                 agent, pk, level, kind, expected_version=expected_version
             ),
+            content={"kind": kind.value},
         )
         return block
 
@@ -366,6 +372,7 @@ class StoreBase(StoreSteps):
                     agent=agent,
                     consent=self.consent,
                     reason=f"swap: move block {block.label!r} to {target.value} memory",
+                    content={"kind": target.value},
                 )
                 for block, target in ((block_a, BlockKind.ARCHIVAL), (block_l, BlockKind.WORKING))
             ]
@@ -429,6 +436,7 @@ class StoreBase(StoreSteps):
             reason,
             lambda pk, level: self._set_share(agent, pk, level, recipient, permission),
             share_level=permission,
+            content={"recipient": recipient, "permission": permission and permission.value},
         )
         return block
 

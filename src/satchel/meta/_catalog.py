@@ -28,6 +28,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from satchel._errors import SatchelUsageError
+from satchel.consent import ApprovalPolicy, needs_approval
 from satchel.embed import Embedder
 from satchel.meta._bm25 import BM25Index
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
@@ -62,8 +63,11 @@ class CatalogEntry(BaseModel):
         category: Its category, or ``None``.
         actions: The actions it declares (``read``, ``create``, ...).
         is_write: False only when the tool (every operation) is read-only.
-        destructive: True when the tool or one of its operations is destructive (such a
-            call needs a human's approval through ``invoke_tool``).
+        destructive: True when the tool or one of its operations is destructive.
+        needs_approval: True when some call of the tool waits for a human's approval
+            through ``invoke_tool`` (under the served
+            :class:`~satchel.consent.ApprovalPolicy`; never for memory tools). Not a
+            row column: ``discover_tools`` names such tools once, beside the rows.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,10 +78,14 @@ class CatalogEntry(BaseModel):
     actions: tuple[str, ...]
     is_write: bool
     destructive: bool
+    needs_approval: bool = False
 
     @classmethod
-    def from_spec(cls, spec: ToolSpec) -> CatalogEntry:
-        """The entry of a tool."""
+    def from_spec(
+        cls, spec: ToolSpec, policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
+    ) -> CatalogEntry:
+        """The entry of a tool (``policy``: which calls wait for a human)."""
+        held = needs_approval(spec, None, policy)
         summary = fit_entry_summary(
             spec.name,
             spec.summary or spec.description,
@@ -90,6 +98,7 @@ class CatalogEntry(BaseModel):
             actions=spec.actions,
             is_write=spec.is_write,
             destructive=spec.is_destructive(),
+            needs_approval=held,
         )
 
     def row(self) -> list[Any]:
@@ -149,6 +158,7 @@ class CatalogIndex:
             to stop following it.
         embedder: The embedding model for hybrid search, or ``None`` for BM25 only.
         ranking: How a query ranks tools.
+        approval: Which calls wait for a human (each entry's ``needs_approval``).
 
     Example:
         >>> index = CatalogIndex(registry, embedder=default_embedder())
@@ -161,10 +171,12 @@ class CatalogIndex:
         *,
         embedder: Embedder | None = None,
         ranking: Ranking = DEFAULT_RANKING,
+        approval: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
     ) -> None:
         self.registry = registry
         self.embedder = embedder
         self.ranking = ranking
+        self.approval = ApprovalPolicy(approval)
         self._lock = threading.RLock()
         self._embed_mutex = threading.Lock()
         self._records: dict[str, _Record] = {}
@@ -215,7 +227,7 @@ class CatalogIndex:
             record = _Record(
                 slot=slot,
                 spec=spec,
-                entry=CatalogEntry.from_spec(spec),
+                entry=CatalogEntry.from_spec(spec, self.approval),
                 category=spec.category or UNCATEGORIZED,
                 actions=frozenset(spec.actions),
                 texts=texts,

@@ -13,7 +13,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from satchel._errors import SatchelUsageError
-from satchel.consent import PermissionBroker, gated_call
+from satchel.consent import ApprovalPolicy, PermissionBroker, gated_call
 from satchel.embed import Embedder, default_embedder
 from satchel.meta._catalog import CatalogEntry, CatalogIndex
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
@@ -54,8 +54,9 @@ class Discovery(BaseModel):
     actions: dict[str, int] | None = None
 
     def for_model(self) -> dict[str, Any]:
-        """The compact form a model reads: one row per tool under ``columns``, or the
-        category counts."""
+        """The compact form a model reads: one row per tool under ``columns`` (and
+        ``needs_approval``: the names of those whose calls, or some of them, wait for a
+        human's approval), or the category counts."""
         if self.categories is not None:
             out: dict[str, Any] = {"total": self.total, "categories": self.categories}
             if self.actions:
@@ -64,6 +65,9 @@ class Discovery(BaseModel):
             return out
         rows = [e.row() for e in self.tools]
         out = {"columns": list(ENTRY_COLUMNS), "tools": rows}
+        held = [e.name for e in self.tools if e.needs_approval]
+        if held:
+            out["needs_approval"] = held
         if not rows:
             out["next"] = "Nothing matched; try other words or no filters."
         elif not self.ranked and self.total > len(rows):
@@ -72,15 +76,22 @@ class Discovery(BaseModel):
 
 
 class _Pinned(WrapperTool):
-    """A pinned tool, its destructive calls gated like ``invoke_tool``'s."""
+    """A pinned tool, its calls gated like ``invoke_tool``'s."""
 
-    def __init__(self, inner: BaseTool, broker: PermissionBroker) -> None:
+    def __init__(self, inner: BaseTool, broker: PermissionBroker, policy: ApprovalPolicy) -> None:
         super().__init__(inner)
         self.broker = broker
+        self.policy = policy
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await gated_call(
-            self.inner.spec, args, ctx, self.broker, self.inner.call, retry_hint=_INVOKE_HINT
+            self.inner.spec,
+            args,
+            ctx,
+            self.broker,
+            self.inner.call,
+            retry_hint=_INVOKE_HINT,
+            policy=self.policy,
         )
 
 
@@ -89,8 +100,9 @@ class MetaTools:
 
     ``discover_tools`` ranks the catalog by a query (hybrid BM25 + embeddings) and
     filters it by category and action; ``get_tool_schema`` returns one tool's full
-    definition in the served dialect; ``invoke_tool`` validates and runs a tool, a
-    destructive call only with a human's approval through :attr:`broker`.
+    definition in the served dialect; ``invoke_tool`` validates and runs a tool, a call
+    the :attr:`approval` policy holds (a destructive one, by default; never a memory
+    tool's) only with a human's approval through :attr:`broker`.
 
     :attr:`registry` holds the three tools (and the pinned ones), so it can be served
     anywhere a registry can: direct calls, provider schemas, MCP.
@@ -105,6 +117,9 @@ class MetaTools:
         dialect: The dialect ``get_tool_schema`` answers in.
         pinned: Names of catalog tools to show beside the meta-tools.
         ranking: How queries rank tools.
+        approval: Which calls of ``invoke_tool`` and the pinned tools wait for a human
+            (:class:`~satchel.consent.ApprovalPolicy`); ``discover_tools`` rows say so
+            in their ``needs_approval`` column.
 
     Raises:
         SatchelUsageError: A pinned name is not in the catalog or is a meta-tool's name.
@@ -124,12 +139,14 @@ class MetaTools:
         dialect: Dialect = "mcp",
         pinned: Sequence[str] = (),
         ranking: Ranking = DEFAULT_RANKING,
+        approval: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
     ) -> None:
         self.source = registry
         self.broker = broker if broker is not None else PermissionBroker()
+        self.approval = ApprovalPolicy(approval)
         self.dialect: Dialect = dialect
         model = default_embedder() if embedder == "default" else embedder
-        self.index = CatalogIndex(registry, embedder=model, ranking=ranking)
+        self.index = CatalogIndex(registry, embedder=model, ranking=ranking, approval=self.approval)
         meta_tools: list[BaseTool] = [DiscoverTools(self), GetToolSchema(self), InvokeTool(self)]
         self.registry = ToolRegistry(meta_tools, context=registry.context)
         self.pinned = tuple(dict.fromkeys(pinned))
@@ -141,7 +158,7 @@ class MetaTools:
                 close = registry.suggest(name)
                 hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
                 raise SatchelUsageError(f"Cannot pin {name!r}: no such tool.{hint}")
-            self.registry.register(_Pinned(tool, self.broker))
+            self.registry.register(_Pinned(tool, self.broker, self.approval))
         self._unsubscribe: Callable[[], None] | None = (
             registry.subscribe(self._on_change) if self.pinned else None
         )
@@ -154,7 +171,7 @@ class MetaTools:
             if event.name in self.registry:
                 self.registry.unregister(event.name)
         else:
-            self.registry.register(_Pinned(tool, self.broker), replace=True)
+            self.registry.register(_Pinned(tool, self.broker, self.approval), replace=True)
 
     def close(self) -> None:
         """Stop following the catalog (idempotent)."""
@@ -221,8 +238,9 @@ class MetaTools:
         approval_id: str | None = None,
         ctx: ToolContext | None = None,
     ) -> ToolResult:
-        """Validate and run a catalog tool; a destructive call needs an approval
-        (see :func:`~satchel.consent.gated_call`). Never raises for a model's error.
+        """Validate and run a catalog tool; a call the :attr:`approval` policy holds
+        needs an approval bound to ``ctx.agent`` (see
+        :func:`~satchel.consent.gated_call`). Never raises for a model's error.
 
         Args:
             tool_name: The tool.
@@ -247,7 +265,15 @@ class MetaTools:
             except Exception as exc:  # a tool that broke its own contract
                 return result_from_exception(tool_name, exc)
 
-        return await gated_call(tool.spec, args, context, self.broker, run, retry_hint=_INVOKE_HINT)
+        return await gated_call(
+            tool.spec,
+            args,
+            context,
+            self.broker,
+            run,
+            retry_hint=_INVOKE_HINT,
+            policy=self.approval,
+        )
 
     # -- errors in words a model can act on -----------------------------------------
 

@@ -24,7 +24,13 @@ from satchel._errors import SatchelError, SatchelUsageError, SchemaError, ToolFa
 from satchel.tools._base import BaseTool
 from satchel.tools._context import ToolContext
 from satchel.tools._result import ToolError, ToolResult
-from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
+from satchel.tools._spec import (
+    OperationSpec,
+    ToolAnnotations,
+    ToolSpec,
+    derive_summary,
+    destructive_by_action,
+)
 from satchel.tools._typed import check_name
 
 __all__ = ["RawTool"]
@@ -108,7 +114,9 @@ class RawTool(BaseTool):
             idempotent=idempotent,
             open_world=open_world,
         )
-        overrides = dict(operation_annotations or {})
+        base, overrides = destructive_by_action(
+            actions, base, tuple(op_info), operation_annotations
+        )
         ops = {
             op: OperationSpec(
                 name=op,

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["NAME_PATTERN", "OperationSpec", "ToolAnnotations", "ToolSpec", "derive_summary"]
+__all__ = [
+    "NAME_PATTERN",
+    "OperationSpec",
+    "ToolAnnotations",
+    "ToolSpec",
+    "derive_summary",
+    "destructive_by_action",
+]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """Every tool name (prefix included) must match this: the strictest rule among providers."""
@@ -29,7 +37,8 @@ class ToolAnnotations(BaseModel):
     """The tool does not change its environment."""
     destructive: bool | None = None
     """The tool may delete or overwrite something (needs a human's approval in
-    :class:`~satchel.MetaTools`)."""
+    :class:`~satchel.MetaTools`). Left unset on a tool whose ``actions`` include
+    ``delete``, it defaults to ``True`` (see :func:`destructive_by_action`)."""
     idempotent: bool | None = None
     """Calling it twice with the same arguments has no further effect."""
     open_world: bool | None = None
@@ -81,6 +90,13 @@ class ToolSpec(BaseModel):
     annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
     operations: dict[str, OperationSpec] = Field(default_factory=dict[str, OperationSpec])
     """Per-operation facts of a multi-operation tool; empty for an ordinary tool."""
+    memory_gated: bool = False
+    """The tool writes memory only through a memory store's permission gate, where the
+    block's permission decides what runs, what asks a human and what is denied
+    (DESIGN §4). satchel's approval gates (:func:`~satchel.consent.with_approval`,
+    ``satchel serve``, ``invoke_tool``) leave such a tool to that gate; its annotations
+    still reach MCP clients. The built-in ``context``, ``recall`` and ``search`` set it;
+    a tool that replaces one of them does not, unless it says so itself."""
 
     @property
     def is_write(self) -> bool:
@@ -104,6 +120,53 @@ class ToolSpec(BaseModel):
         if args is None and self.operations:
             return any(op.annotations.destructive is True for op in self.operations.values())
         return self.annotations_for(args).destructive is True
+
+
+_DELETE: str = "delete"
+
+
+def _deletes(operation: str) -> bool:
+    name = operation.lower()
+    return name == _DELETE or name.startswith(("delete", "remove")) or name.endswith("_delete")
+
+
+def destructive_by_action(
+    actions: Collection[str],
+    base: ToolAnnotations,
+    operations: Collection[str] = (),
+    overrides: Mapping[str, ToolAnnotations] | None = None,
+) -> tuple[ToolAnnotations, dict[str, ToolAnnotations]]:
+    """The annotations of a tool declared the AgenticPal way: with ``delete`` among its
+    ``actions`` and no explicit ``destructive``, it is destructive by default.
+
+    For a tool without operations, ``base`` becomes destructive. For a multi-operation
+    tool, nothing changes when any operation's override sets ``destructive`` (the author
+    said which ones are); otherwise the operations named for deleting (``delete``,
+    ``delete_*``, ``remove*``, ``*_delete``) become destructive, or, when none is, every
+    operation not marked read-only.
+
+    Returns:
+        ``base`` and the per-operation ``overrides``, with the defaults applied.
+
+    Example:
+        >>> base, _ = destructive_by_action(["delete"], ToolAnnotations())
+        >>> base.destructive
+        True
+    """
+    extra = dict(overrides or {})
+    if _DELETE not in actions or base.destructive is not None:
+        return base, extra
+    if not operations:
+        return base.merged(ToolAnnotations(destructive=True)), extra
+    if any(o.destructive is not None for o in extra.values()):
+        return base, extra
+    named = [op for op in operations if _deletes(op)]
+    if not named:
+        named = [op for op in operations if base.merged(extra.get(op, base)).read_only is not True]
+    on = ToolAnnotations(destructive=True)
+    for op in named:
+        extra[op] = extra[op].merged(on) if op in extra else on
+    return base, extra
 
 
 def derive_summary(description: str, *, max_words: int = _SUMMARY_MAX_WORDS) -> str:

@@ -24,6 +24,7 @@ from satchel.tools._spec import (
     ToolAnnotations,
     ToolSpec,
     derive_summary,
+    destructive_by_action,
 )
 
 __all__ = ["Tool", "TypedPlan", "build_plan"]
@@ -98,6 +99,7 @@ def build_plan(
     actions: tuple[str, ...] | list[str] = (),
     annotations: ToolAnnotations | None = None,
     operation_annotations: Mapping[str, ToolAnnotations] | None = None,
+    memory_gated: bool = False,
 ) -> TypedPlan:
     """Generate and check everything about a typed tool once.
 
@@ -129,15 +131,16 @@ def build_plan(
         check, output_schema, wrapped, exact = _output_checker(output_type)
     except SchemaError as exc:
         raise SchemaError(f"Tool {name!r}: {exc.message}", details=exc.details) from exc
-    base = annotations or ToolAnnotations()
     op_specs: dict[str, OperationSpec] = {}
-    overrides = dict(operation_annotations or {})
-    unknown = set(overrides) - set(op_info)
+    unknown = set(operation_annotations or {}) - set(op_info)
     if unknown:
         raise SatchelUsageError(
             f"Tool {name!r}: annotations given for unknown operations {sorted(unknown)}; "
             f"its operations are {sorted(op_info)}."
         )
+    base, overrides = destructive_by_action(
+        actions, annotations or ToolAnnotations(), tuple(op_info), operation_annotations
+    )
     for op_name, info in op_info.items():
         ann = base.merged(overrides[op_name]) if op_name in overrides else base
         op_specs[op_name] = OperationSpec(
@@ -155,6 +158,7 @@ def build_plan(
         actions=tuple(actions),
         annotations=base,
         operations=op_specs,
+        memory_gated=memory_gated,
     )
     return TypedPlan(
         spec=spec,
@@ -276,6 +280,9 @@ class Tool(BaseTool, Generic[InT, OutT]):
     idempotent: ClassVar[bool | None] = None
     open_world: ClassVar[bool | None] = None
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {}
+    memory_gated: ClassVar[bool] = False
+    """Its writes go through a memory store's permission gate (see
+    :attr:`ToolSpec.memory_gated <satchel.tools.ToolSpec.memory_gated>`)."""
     input_type: ClassVar[Any] = None
     """Override the input type instead of (or besides) the generic parameter."""
     output_type: ClassVar[Any] = None
@@ -327,6 +334,7 @@ class Tool(BaseTool, Generic[InT, OutT]):
                 open_world=self.open_world,
             ),
             operation_annotations=self.operation_annotations,
+            memory_gated=self.memory_gated,
         )
 
     @property
