@@ -437,9 +437,12 @@ def search(
         str | None, typer.Option("--since", help="From this time: 2026-11-01, 'yesterday'...")
     ] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time.")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only with this tag.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only with this tag; repeatable.")
+    ] = None,
     label: Annotated[
-        list[str] | None, typer.Option("--label", help="Only the block with this label.")
+        list[str] | None,
+        typer.Option("--label", help="Only the block with this label; repeatable."),
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
@@ -503,13 +506,18 @@ def export(
     file: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[FILE]", help="Where to write; stdout when left out.", dir_okay=False
+            metavar="FILE", help="Where to write; stdout when left out.", dir_okay=False
         ),
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
 ) -> None:
     """Export the agent's blocks and messages as JSON lines."""
+    if file is not None and not file.parent.is_dir():
+        raise typer.BadParameter(
+            f"there is no folder {str(file.parent)!r} to write {file.name!r} into.",
+            param_hint="'FILE'",
+        )
     lines = _run(lambda s: export_lines(s, agent), open_store(db, create=False, embed=False))
     text = "".join(line + "\n" for line in lines)
     if file is None:

@@ -24,7 +24,6 @@ write that needs consent waits at most ``--consent-wait`` seconds (see
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import re
@@ -41,6 +40,7 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
+from satchel.cli._listen import check_listen, check_token, is_loopback, listen_problem
 from satchel.cli._memory import resolve_db_path
 from satchel.consent import PermissionBroker
 from satchel.memory import MemoryStore, SQLiteStore
@@ -200,13 +200,6 @@ def attach_headers(
     return tuple(
         replace(spec, headers=spec.headers + tuple(extra.get(spec.prefix, ()))) for spec in mounts
     )
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 # -- what is served --------------------------------------------------------------------
@@ -426,14 +419,33 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             await server.run_stdio()
             return
 
+        listening = False
+
         def ready(url: str) -> None:
+            nonlocal listening
+            listening = True
             typer.echo(f"satchel: serving MCP at {url}", err=True)
 
         host, port = http
-        await server.run_http(host, port, token=token, on_ready=ready)
+        try:
+            await server.run_http(host, port, token=token, on_ready=ready)
+        except OSError as exc:
+            if listening:
+                raise
+            # taken between the check at startup and now
+            raise typer.BadParameter(
+                listen_problem(exc, host, port), param_hint="'--http'"
+            ) from None
+
+
+def _typed(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was typed on the command line (not an env var)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def serve(
+    ctx: typer.Context,
     http: Annotated[
         str | None,
         typer.Option(
@@ -447,9 +459,18 @@ def serve(
         typer.Option(
             "--token",
             envvar="SATCHEL_TOKEN",
-            help="With --http: the bearer token every request must carry (else HTTP 401).",
+            help="With --http: the bearer token every request must carry (else HTTP 401); "
+            "an empty one is refused.",
         ),
     ] = None,
+    allow_unauthenticated: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unauthenticated",
+            help="With --http on an address other than loopback: serve without --token "
+            "(anyone who can reach it can call the tools).",
+        ),
+    ] = False,
     tools: Annotated[
         list[str] | None,
         typer.Option(
@@ -544,15 +565,24 @@ def serve(
     if db is None or not is_postgres_url(db):
         resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
-    if address is None and token:
-        logger.info("--token applies to --http only; ignored on stdio")
-    if address is not None and not token and not _is_loopback(address[0]):
+    loopback = address is None or is_loopback(address[0])
+    token = check_token(
+        token,
+        http=address is not None,
+        from_command_line=_typed(ctx, "token"),
+        environ=os.environ,
+        allow_unauthenticated=allow_unauthenticated,
+        loopback=loopback,
+    )
+    if address is not None:
+        check_listen(*address)
+    if address is not None and token is None and not loopback:
         typer.echo(
             f"satchel: warning: serving on {address[0]} without --token; anyone who can "
             "reach this address can call the tools.",
             err=True,
         )
     try:
-        anyio.run(_serve, options, address, token or None)
+        anyio.run(_serve, options, address, token)
     except KeyboardInterrupt:
         return
