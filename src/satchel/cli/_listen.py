@@ -125,8 +125,7 @@ def check_token(
     blank_env = TOKEN_ENV in environ and not environ[TOKEN_ENV].strip()
     if (token is not None and not token.strip()) or (token is None and blank_env):
         raise typer.BadParameter(
-            "is empty, and an empty token would let anyone in; give a real token, or "
-            "leave it out.",
+            "is empty, and an empty token would let anyone in; give a real token, or leave it out.",
             param_hint="'--token'" if token is not None else f"'{TOKEN_ENV}'",
         )
     if token is None and not loopback and not allow_unauthenticated:

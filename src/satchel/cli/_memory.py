@@ -55,6 +55,7 @@ __all__ = ["app", "open_store", "resolve_db_path"]
 
 _T = TypeVar("_T")
 _ROLES = ("user", "assistant", "system", "tool")
+_EXCERPT_CHARS = 300
 
 app = typer.Typer(
     name="memory",
@@ -215,6 +216,15 @@ def _blocks_table(blocks: Sequence[Block], agent: str) -> Table:
             Text(block.description),
         )
     return table
+
+
+def _excerpt(text: str, limit: int = _EXCERPT_CHARS) -> str:
+    """``text`` on one line, cut to about ``limit`` chars with how much was left out (a
+    table of a 5 MB hit would take half a minute to lay out)."""
+    head = " ".join(text[: limit * 4].split())
+    if len(text) <= limit and len(head) <= limit:
+        return head
+    return f"{head[:limit].rstrip()}… ({len(text):,} chars; --json or `memory show` for all)"
 
 
 def _dump(record: Block | Message | SearchHit) -> dict[str, Any]:
@@ -487,7 +497,7 @@ def search(
             Text(where),
             f"{hit.created_at:%Y-%m-%d %H:%M}",
             f"{hit.score:.3f}",
-            Text(hit.text),
+            Text(_excerpt(hit.text)),
         )
     console.print(table)
 
