@@ -126,7 +126,7 @@ def check_token(
     if (token is not None and not token.strip()) or (token is None and blank_env):
         raise typer.BadParameter(
             "is empty, and an empty token would let anyone in; give a real token, or leave it out.",
-            param_hint="'--token'" if token is not None else f"'{TOKEN_ENV}'",
+            param_hint="'--token'" if from_command_line else f"'{TOKEN_ENV}'",
         )
     if token is None and not loopback and not allow_unauthenticated:
         raise typer.BadParameter(
