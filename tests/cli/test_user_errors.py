@@ -203,3 +203,10 @@ def test_no_help_shows_bool_or_list_placeholders() -> None:
         result = run(*path, "--help", env={"COLUMNS": "200"})
         assert result.exit_code == 0, (path, result.output)
         assert re.search(r"<bool>|<list\[", result.stdout) is None, (path, result.stdout)
+
+
+@pytest.mark.parametrize("command", [["memory", "blocks"], ["approvals", "list"], ["serve"]])
+def test_a_folder_given_as_the_database_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    result = run(*command, "--db", str(tmp_path))
+
+    assert_one_line_error(result, "--db", "folder")

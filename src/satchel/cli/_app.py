@@ -60,6 +60,8 @@ def _error_code(exc: typer.TyperException) -> int:
             typer.echo(message, err=True)
         return exc.exit_code
     line = error_line(exc.format_message())
+    if not line.endswith((".", "?", "!", ")")):
+        line += "."
     ctx: Any = getattr(exc, "ctx", None)
     if ctx is not None:
         line += f" See '{ctx.command_path} --help'."

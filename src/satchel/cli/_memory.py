@@ -148,7 +148,13 @@ def _path_of(target: str | None) -> Path:
             else f"{scheme!r} URLs are not supported"
         )
         raise typer.BadParameter(f"{hint}; give a file path.", param_hint="'--db'")
-    return Path(target).expanduser()
+    path = Path(target).expanduser()
+    if path.is_dir():
+        raise typer.BadParameter(
+            f"{target!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}.",
+            param_hint="'--db'",
+        )
+    return path
 
 
 async def _approve(request: ConsentRequest, /) -> bool:
