@@ -20,6 +20,7 @@ __all__ = [
     "check_token",
     "is_loopback",
     "listen_problem",
+    "typed_on_command_line",
 ]
 
 TOKEN_ENV = "SATCHEL_TOKEN"
@@ -86,6 +87,13 @@ def check_listen(host: str, port: int) -> None:
         if isinstance(exc, UnicodeError):
             exc = socket.gaierror(socket.EAI_NONAME, str(exc))
         raise typer.BadParameter(listen_problem(exc, host, port), param_hint=_HINT) from None
+
+
+def typed_on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was typed on the command line (not read from an
+    environment variable or left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def check_token(

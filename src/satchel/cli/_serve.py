@@ -40,7 +40,13 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
-from satchel.cli._listen import check_listen, check_token, is_loopback, listen_problem
+from satchel.cli._listen import (
+    check_listen,
+    check_token,
+    is_loopback,
+    listen_problem,
+    typed_on_command_line,
+)
 from satchel.cli._memory import resolve_db_path
 from satchel.consent import PermissionBroker
 from satchel.memory import MemoryStore, SQLiteStore
@@ -438,12 +444,6 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             ) from None
 
 
-def _typed(ctx: typer.Context, name: str) -> bool:
-    """Whether the option ``name`` was typed on the command line (not an env var)."""
-    source = ctx.get_parameter_source(name)
-    return source is not None and source.name == "COMMANDLINE"
-
-
 def serve(
     ctx: typer.Context,
     http: Annotated[
@@ -569,7 +569,7 @@ def serve(
     token = check_token(
         token,
         http=address is not None,
-        from_command_line=_typed(ctx, "token"),
+        from_command_line=typed_on_command_line(ctx, "token"),
         environ=os.environ,
         allow_unauthenticated=allow_unauthenticated,
         loopback=loopback,
