@@ -108,10 +108,10 @@ def test_deciding_twice_or_an_unknown_id_is_one_clear_error(tmp_path: Path) -> N
     approval_id = anyio.run(first_call, db, "d.txt")
     assert cli(db, "approve", approval_id).exit_code == 0
     twice = cli(db, "deny", approval_id)
-    assert twice.exit_code == 1
+    assert twice.exit_code == 2
     assert twice.output.count("\n") == 1
     unknown = cli(db, "approve", "no-such-id")
-    assert unknown.exit_code == 1
+    assert unknown.exit_code == 2
     assert "no approval request" in unknown.output
 
 

@@ -101,7 +101,7 @@ def test_append_adds_a_line_and_a_char_limit_refusal_is_one_line(db: Path) -> No
 
     result = run(db, "append", "log", "far too long")
 
-    line = one_error_line(result, 1, "12")
+    line = one_error_line(result, 2, "12")
     assert "archive" in line
     assert seed(db, lambda s: s.get_block("default", "log")).value == "start\nnext"
 
@@ -130,7 +130,7 @@ def test_a_write_needing_consent_says_to_pass_yes_and_yes_gives_it(db: Path) -> 
     seed(db, lambda s: s.create_block("default", "human", "Sam", permission=Permission.HUMAN))
 
     refused = run(db, "append", "human", "Likes tea.")
-    one_error_line(refused, 1, "consent", "--yes")
+    one_error_line(refused, 2, "consent", "--yes")
     ok(db, "append", "human", "Likes tea.", "--yes")
 
     assert seed(db, lambda s: s.get_block("default", "human")).value == "Sam\nLikes tea."
@@ -139,7 +139,7 @@ def test_a_write_needing_consent_says_to_pass_yes_and_yes_gives_it(db: Path) -> 
 def test_a_read_only_block_is_refused_even_with_yes(db: Path) -> None:
     seed(db, lambda s: s.create_block("default", "rules", "x", permission=Permission.READ_ONLY))
 
-    one_error_line(run(db, "set", "rules", "y", "--yes"), 1, "not allowed")
+    one_error_line(run(db, "set", "rules", "y", "--yes"), 2, "not allowed")
 
 
 def test_configure_makes_a_block_read_only_keeping_its_text_and_version_history(
@@ -161,12 +161,12 @@ def test_configure_makes_a_block_read_only_keeping_its_text_and_version_history(
         None,
         "house rules",
     )
-    one_error_line(run(db, "append", "rules", "Be brief.", "--yes"), 1, "not allowed")
+    one_error_line(run(db, "append", "rules", "Be brief.", "--yes"), 2, "not allowed")
 
 
 def test_configure_raises_a_limit_so_a_longer_append_fits(db: Path) -> None:
     ok(db, "set", "log", "start", "--char-limit", "8")
-    one_error_line(run(db, "append", "log", "next"), 1, "8")
+    one_error_line(run(db, "append", "log", "next"), 2, "8")
 
     shown = json.loads(ok(db, "configure", "log", "--limit", "20", "--json").stdout)
     ok(db, "append", "log", "next")
@@ -179,7 +179,7 @@ def test_configure_raises_a_limit_so_a_longer_append_fits(db: Path) -> None:
 def test_configure_refuses_a_limit_below_the_current_length_in_one_line(db: Path) -> None:
     ok(db, "set", "notes", "0123456789", "--char-limit", "20")
 
-    one_error_line(run(db, "configure", "notes", "--limit", "4"), 1, "10", "4")
+    one_error_line(run(db, "configure", "notes", "--limit", "4"), 2, "10", "4")
 
     block = seed(db, lambda s: s.get_block("default", "notes"))
     assert (block.char_limit, block.version) == (20, 1)
@@ -192,8 +192,8 @@ def test_configure_is_only_for_the_owner(db: Path) -> None:
 
     seed(db, share)
 
-    one_error_line(run(db, "configure", "plan", "--no-limit", "--agent", "bob"), 1, "owner")
-    one_error_line(run(db, "configure", "nope", "--no-limit", "--agent", "ada"), 1, "'nope'")
+    one_error_line(run(db, "configure", "plan", "--no-limit", "--agent", "bob"), 2, "owner")
+    one_error_line(run(db, "configure", "nope", "--no-limit", "--agent", "ada"), 2, "'nope'")
 
 
 @pytest.mark.parametrize(
@@ -236,7 +236,7 @@ def test_the_db_option_overrides_the_environment(tmp_path: Path) -> None:
 def test_an_unknown_label_exits_1_with_one_line(db: Path) -> None:
     ok(db, "set", "persona", "x")
 
-    one_error_line(run(db, "show", "nope"), 1, "'nope'")
+    one_error_line(run(db, "show", "nope"), 2, "'nope'")
 
 
 @pytest.mark.parametrize(
@@ -370,7 +370,7 @@ def test_importing_records_that_exist_already_imports_nothing(db: Path, tmp_path
     ok(db, "set", "extra", "x")
     before = ok(db, "export").stdout
 
-    one_error_line(run(db, "import", str(dump)), 1, "already holds", "Nothing")
+    one_error_line(run(db, "import", str(dump)), 2, "already holds", "Nothing")
 
     assert ok(db, "export").stdout == before
 

@@ -62,7 +62,7 @@ def test_an_export_from_sqlite_imports_into_postgres_exactly(
 
     # Importing the same records again: refused as a whole, or skipped when asked.
     refused = run(url, "import", str(dump))
-    assert refused.exit_code == 1
+    assert refused.exit_code == 2
     ok(url, "import", str(dump), "--on-conflict", "skip")
     assert ok(url, "export").stdout == again
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from satchel._errors import (
     AlreadyExistsError,
@@ -42,12 +42,22 @@ class _Op(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The names a model is likely to send for a text field, besides the one the schema
+# publishes (first): ``content`` and ``value`` for each other, as ``append`` and
+# ``create``/``set`` differ, and Letta's ``old_content``/``new_content`` and
+# ``old_str``/``new_str`` for ``replace``. Only the first is in the schema.
+_TEXT = AliasChoices("content", "value")
+_VALUE = AliasChoices("value", "content")
+_OLD = AliasChoices("old", "old_content", "old_str")
+_NEW = AliasChoices("new", "new_content", "new_str")
+
+
 class ContextAppend(_Op):
     """Add content at the end of a block, on a new line."""
 
     operation: Literal["append"]
     label: Label
-    content: str = Field(min_length=1, description="The text to add.")
+    content: str = Field(min_length=1, validation_alias=_TEXT, description="The text to add.")
 
 
 class ContextReplace(_Op):
@@ -55,8 +65,15 @@ class ContextReplace(_Op):
 
     operation: Literal["replace"]
     label: Label
-    old: str = Field(min_length=1, description="The exact passage to replace; it must occur once.")
-    new: str = Field(description="The text to put in its place (empty to delete the passage).")
+    old: str = Field(
+        min_length=1,
+        validation_alias=_OLD,
+        description="The exact passage to replace; it must occur once.",
+    )
+    new: str = Field(
+        validation_alias=_NEW,
+        description="The text to put in its place (empty to delete the passage).",
+    )
 
 
 class ContextCreate(_Op):
@@ -64,7 +81,7 @@ class ContextCreate(_Op):
 
     operation: Literal["create"]
     label: Label
-    value: str = Field(description="The new block's text.")
+    value: str = Field(validation_alias=_VALUE, description="The new block's text.")
     description: str = Field(default="", description="What the block is for.")
 
 
@@ -74,7 +91,7 @@ class ContextSet(_Op):
 
     operation: Literal["set"]
     label: Label
-    value: str = Field(description="The block's new full text.")
+    value: str = Field(validation_alias=_VALUE, description="The block's new full text.")
     description: str | None = Field(
         default=None, description="What the block is for; leave out to keep the current one."
     )

@@ -55,8 +55,9 @@ class SearchInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     domain: Literal["archival_memory", "conversations", "all"] = Field(
+        default="all",
         description="Where to look: archival_memory (stored entries), conversations (past "
-        "messages) or all."
+        "messages) or all (the default).",
     )
     query: str = Field(
         max_length=100_000,

@@ -17,7 +17,13 @@ import typer
 from typer.core import TyperGroup
 
 from satchel import __version__
-from satchel._errors import SatchelError, SatchelUsageError
+from satchel._errors import (
+    ApprovalError,
+    MemoryStoreError,
+    SatchelError,
+    SatchelUsageError,
+    VersionConflictError,
+)
 from satchel.cli import _approvals, _memory, _serve, _tools
 from satchel.cli._common import error_line
 
@@ -54,11 +60,50 @@ def _error_code(exc: typer.TyperException) -> int:
             typer.echo(message, err=True)
         return exc.exit_code
     line = error_line(exc.format_message())
+    if not line.endswith((".", "?", "!", ")")):
+        line += "."
     ctx: Any = getattr(exc, "ctx", None)
     if ctx is not None:
         line += f" See '{ctx.command_path} --help'."
     typer.echo(line, err=True)
     return exc.exit_code
+
+
+def _satchel_code(exc: SatchelError) -> int:
+    """2 for what the person can fix by asking differently (a missing block, an unknown
+    approval id, a refused write, a bad option); 1 for a failure underneath (the
+    database, a mounted server) or a lost race worth retrying."""
+    if isinstance(exc, VersionConflictError):
+        return 1
+    if isinstance(exc, SatchelUsageError | MemoryStoreError | ApprovalError):
+        return 2
+    return 1
+
+
+def _os_error_line(exc: OSError) -> str:
+    """``cannot use '/no/such/dir/x.jsonl': No such file or directory``."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.filename is not None:
+        return error_line(f"cannot use {str(exc.filename)!r}: {reason}.")
+    return error_line(f"{reason}.")
+
+
+def _tidy_help(command: Any) -> None:
+    """Drop the ``<bool>`` typer shows beside every flag (``--json <bool>``), and name
+    a repeatable option's value (``--tag TAG`` rather than ``<list[str]>``), in the help
+    of ``command`` and every command under it."""
+    params = list(getattr(command, "params", ()))
+    if getattr(command, "add_help_option", False):
+        params.append(command.get_help_option(typer.Context(command)))
+    for param in params:
+        if param is None or param.metavar is not None:
+            continue
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif getattr(param, "multiple", False) and param.name:
+            param.metavar = param.name.upper()
+    for sub in getattr(command, "commands", {}).values():
+        _tidy_help(sub)
 
 
 class _SatchelGroup(TyperGroup):
@@ -74,6 +119,7 @@ class _SatchelGroup(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
+        _tidy_help(self)
         try:
             outcome = super().main(
                 args=args,
@@ -86,12 +132,12 @@ class _SatchelGroup(TyperGroup):
             code = outcome if isinstance(outcome, int) else 0
         except typer.TyperException as exc:  # every click usage error derives from it
             code = _error_code(exc)
-        except SatchelUsageError as exc:
-            typer.echo(error_line(exc.message), err=True)
-            code = 2
         except SatchelError as exc:
             typer.echo(error_line(exc.message), err=True)
-            code = 1
+            code = _satchel_code(exc)
+        except OSError as exc:  # a path the person gave: a missing folder, no permission
+            typer.echo(_os_error_line(exc), err=True)
+            code = 2 if exc.filename is not None else 1
         except typer.Abort:
             typer.echo("Aborted.", err=True)
             code = 1

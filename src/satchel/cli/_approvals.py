@@ -51,7 +51,12 @@ _UNIT_SECONDS = {
     "day": 86400,
 }
 
-IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The approval request's id.")]
+IdArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="ID", help="The approval request's id, or enough of its start to be unique."
+    ),
+]
 ByOption = Annotated[str, typer.Option("--by", help="Who decides (recorded with the decision).")]
 
 
@@ -85,6 +90,40 @@ def _run(db: str | None, work: Callable[[PermissionBroker], Awaitable[_T]]) -> _
             return await work(broker)
 
     return anyio.run(main)
+
+
+async def _find(broker: PermissionBroker, request_id: str) -> ApprovalRequest:
+    """The request whose id is ``request_id``, or the one whose id starts with it.
+
+    Raises:
+        typer.BadParameter: no request matches, or several do (they are listed).
+    """
+    request = await broker.get(request_id)
+    if request is not None:
+        return request
+    wanted = request_id.strip()
+    matches = [r for r in await broker.list() if wanted and r.id.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise typer.BadParameter(
+            f"there is no approval request {request_id!r}; `satchel approvals list` shows "
+            "the pending ones.",
+            param_hint="'ID'",
+        )
+    shown = ", ".join(f"{r.id} ({r.status})" for r in matches[:5])
+    more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
+    raise typer.BadParameter(
+        f"{request_id!r} starts {len(matches)} request ids: {shown}{more}; give more of it.",
+        param_hint="'ID'",
+    )
+
+
+async def _decide(
+    broker: PermissionBroker, request_id: str, decision: Decision, by: str
+) -> ApprovalRequest:
+    request = await _find(broker, request_id)
+    return await broker.resolve(request.id, decision, by=by)
 
 
 def _ago(moment: datetime | None) -> str:
@@ -124,7 +163,9 @@ def list_requests(
         console.print("No pending approval requests." if not all_ else "No approval requests.")
         return
     table = Table(title=f"{len(requests)} approval request(s)")
-    for column in ("ID", "Status", "Agent", "From", "What", "Reason", "Asked", "Expires"):
+    # The id is what `approve` takes: it is never cut short, the other columns wrap.
+    table.add_column("ID", no_wrap=True, min_width=max(len(r.id) for r in requests))
+    for column in ("Status", "Agent", "From", "What", "Reason", "Asked", "Expires"):
         table.add_column(column)
     for r in requests:
         table.add_row(
@@ -143,9 +184,7 @@ def list_requests(
 @app.command("show")
 def show(request_id: IdArgument, db: DbOption = None) -> None:
     """Show one request in full, including the exact arguments that would run."""
-    request = _run(db, lambda b: b.get(request_id))
-    if request is None:
-        raise typer.BadParameter(f"there is no approval request {request_id!r}.", param_hint="'ID'")
+    request = _run(db, lambda b: _find(b, request_id))
     echo_json(_row(request))
 
 
@@ -181,7 +220,7 @@ def approve(
         decision = Decision.approve_for(parse_duration(for_))
     else:
         decision = Decision.approve_once()
-    request = _run(db, lambda b: b.resolve(request_id, decision, by=by))
+    request = _run(db, lambda b: _decide(b, request_id, decision, by))
     if json_:
         echo_json(_row(request))
     else:
@@ -193,7 +232,7 @@ def deny(
     request_id: IdArgument, db: DbOption = None, by: ByOption = "cli", json_: JsonFlag = False
 ) -> None:
     """Deny a pending request; the waiting call is refused."""
-    request = _run(db, lambda b: b.resolve(request_id, Decision.deny(), by=by))
+    request = _run(db, lambda b: _decide(b, request_id, Decision.deny(), by))
     if json_:
         echo_json(_row(request))
     else:

@@ -55,6 +55,7 @@ __all__ = ["app", "open_store", "resolve_db_path"]
 
 _T = TypeVar("_T")
 _ROLES = ("user", "assistant", "system", "tool")
+_EXCERPT_CHARS = 300
 
 app = typer.Typer(
     name="memory",
@@ -147,7 +148,13 @@ def _path_of(target: str | None) -> Path:
             else f"{scheme!r} URLs are not supported"
         )
         raise typer.BadParameter(f"{hint}; give a file path.", param_hint="'--db'")
-    return Path(target).expanduser()
+    path = Path(target).expanduser()
+    if path.is_dir():
+        raise typer.BadParameter(
+            f"{target!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}.",
+            param_hint="'--db'",
+        )
+    return path
 
 
 async def _approve(request: ConsentRequest, /) -> bool:
@@ -215,6 +222,15 @@ def _blocks_table(blocks: Sequence[Block], agent: str) -> Table:
             Text(block.description),
         )
     return table
+
+
+def _excerpt(text: str, limit: int = _EXCERPT_CHARS) -> str:
+    """``text`` on one line, cut to about ``limit`` chars with how much was left out (a
+    table of a 5 MB hit would take half a minute to lay out)."""
+    head = " ".join(text[: limit * 4].split())
+    if len(text) <= limit and len(head) <= limit:
+        return head
+    return f"{head[:limit].rstrip()}… ({len(text):,} chars; --json or `memory show` for all)"
 
 
 def _dump(record: Block | Message | SearchHit) -> dict[str, Any]:
@@ -437,9 +453,12 @@ def search(
         str | None, typer.Option("--since", help="From this time: 2026-11-01, 'yesterday'...")
     ] = None,
     until: Annotated[str | None, typer.Option("--until", help="Up to this time.")] = None,
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="Only with this tag.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only with this tag; repeatable.")
+    ] = None,
     label: Annotated[
-        list[str] | None, typer.Option("--label", help="Only the block with this label.")
+        list[str] | None,
+        typer.Option("--label", help="Only the block with this label; repeatable."),
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
@@ -484,7 +503,7 @@ def search(
             Text(where),
             f"{hit.created_at:%Y-%m-%d %H:%M}",
             f"{hit.score:.3f}",
-            Text(hit.text),
+            Text(_excerpt(hit.text)),
         )
     console.print(table)
 
@@ -503,13 +522,18 @@ def export(
     file: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[FILE]", help="Where to write; stdout when left out.", dir_okay=False
+            metavar="FILE", help="Where to write; stdout when left out.", dir_okay=False
         ),
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
 ) -> None:
     """Export the agent's blocks and messages as JSON lines."""
+    if file is not None and not file.parent.is_dir():
+        raise typer.BadParameter(
+            f"there is no folder {str(file.parent)!r} to write {file.name!r} into.",
+            param_hint="'FILE'",
+        )
     lines = _run(lambda s: export_lines(s, agent), open_store(db, create=False, embed=False))
     text = "".join(line + "\n" for line in lines)
     if file is None:

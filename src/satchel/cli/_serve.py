@@ -29,7 +29,6 @@ model then calls again with ``approval_id``. Every approval binds to ``--agent``
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import re
@@ -46,6 +45,13 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
+from satchel.cli._listen import (
+    check_listen,
+    check_token,
+    is_loopback,
+    listen_problem,
+    typed_on_command_line,
+)
 from satchel.cli._memory import resolve_db_path
 from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import MemoryStore, SQLiteStore
@@ -207,13 +213,6 @@ def attach_headers(
     return tuple(
         replace(spec, headers=spec.headers + tuple(extra.get(spec.prefix, ()))) for spec in mounts
     )
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 # -- what is served --------------------------------------------------------------------
@@ -440,11 +439,23 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             await server.run_stdio()
             return
 
+        listening = False
+
         def ready(url: str) -> None:
+            nonlocal listening
+            listening = True
             typer.echo(f"satchel: serving MCP at {url}", err=True)
 
         host, port = http
-        await server.run_http(host, port, token=token, on_ready=ready)
+        try:
+            await server.run_http(host, port, token=token, on_ready=ready)
+        except OSError as exc:
+            if listening:
+                raise
+            # taken between the check at startup and now
+            raise typer.BadParameter(
+                listen_problem(exc, host, port), param_hint="'--http'"
+            ) from None
 
 
 def _waiting_on_stdin(agent: str) -> str:
@@ -457,6 +468,7 @@ def _waiting_on_stdin(agent: str) -> str:
 
 
 def serve(
+    ctx: typer.Context,
     http: Annotated[
         str | None,
         typer.Option(
@@ -470,9 +482,18 @@ def serve(
         typer.Option(
             "--token",
             envvar="SATCHEL_TOKEN",
-            help="With --http: the bearer token every request must carry (else HTTP 401).",
+            help="With --http: the bearer token every request must carry (else HTTP 401); "
+            "an empty one is refused.",
         ),
     ] = None,
+    allow_unauthenticated: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unauthenticated",
+            help="With --http on an address other than loopback: serve without --token "
+            "(anyone who can reach it can call the tools).",
+        ),
+    ] = False,
     tools: Annotated[
         list[str] | None,
         typer.Option(
@@ -580,21 +601,30 @@ def serve(
     if db is None or not is_postgres_url(db):
         resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
-    if address is None and token:
-        logger.info("--token applies to --http only; ignored on stdio")
+    loopback = address is None or is_loopback(address[0])
+    token = check_token(
+        token,
+        http=address is not None,
+        from_command_line=typed_on_command_line(ctx, "token"),
+        environ=os.environ,
+        allow_unauthenticated=allow_unauthenticated,
+        loopback=loopback,
+    )
+    if address is not None:
+        check_listen(*address)
     if approve is ApprovalPolicy.NONE:
         typer.echo(
             "satchel: warning: --approve none: every tool outside memory runs without a "
             "human's approval.",
             err=True,
         )
-    if address is not None and not token and not _is_loopback(address[0]):
+    if address is not None and token is None and not loopback:
         typer.echo(
             f"satchel: warning: serving on {address[0]} without --token; anyone who can "
             "reach this address can call the tools.",
             err=True,
         )
     try:
-        anyio.run(_serve, options, address, token or None)
+        anyio.run(_serve, options, address, token)
     except KeyboardInterrupt:
         return

@@ -17,6 +17,7 @@ from satchel._errors import SatchelUsageError, SchemaError
 from satchel.tools._arguments import ArgumentsError, validate_with_coercion
 from satchel.tools._base import BaseTool, result_from_exception
 from satchel.tools._context import ToolContext
+from satchel.tools._docs import plain_schema, plain_text
 from satchel.tools._result import ToolResult
 from satchel.tools._spec import (
     NAME_PATTERN,
@@ -108,7 +109,7 @@ def build_plan(
             cannot serve (:class:`SchemaError`).
     """
     check_name(name)
-    description = inspect.cleandoc(description or "").strip()
+    description = plain_text(inspect.cleandoc(description or "").strip())
     if not description:
         raise SatchelUsageError(
             f"Tool {name!r} has no description: set `description` or write a docstring. "
@@ -126,9 +127,10 @@ def build_plan(
             raise SchemaError(f"Tool {name!r}: cannot build an input schema: {exc}") from exc
         validate = adapter.validate_python
     try:
-        input_schema = _schema.normalize(raw_schema)
+        input_schema = plain_schema(_schema.normalize(raw_schema))
         op_info = _schema.operations(raw_schema)
         check, output_schema, wrapped, exact = _output_checker(output_type)
+        output_schema = plain_schema(output_schema)
     except SchemaError as exc:
         raise SchemaError(f"Tool {name!r}: {exc.message}", details=exc.details) from exc
     op_specs: dict[str, OperationSpec] = {}

@@ -1,0 +1,145 @@
+"""Checks on ``serve --http`` before anything heavy starts: does the host resolve, is it
+this machine's loopback, can the port be listened on, and is the token a real one.
+
+Each failure is a :class:`typer.BadParameter`, which the CLI's boundary prints as one
+``Error: ...`` line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import socket
+from collections.abc import Mapping
+
+import typer
+
+__all__ = [
+    "TOKEN_ENV",
+    "check_listen",
+    "check_token",
+    "is_loopback",
+    "listen_problem",
+    "typed_on_command_line",
+]
+
+TOKEN_ENV = "SATCHEL_TOKEN"
+"""The environment variable ``--token`` is read from."""
+
+_HINT = "'--http'"
+
+
+def _addresses(host: str) -> list[str]:
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise typer.BadParameter(
+            f"cannot resolve the host {host!r}: {getattr(exc, 'strerror', None) or exc}.",
+            param_hint=_HINT,
+        ) from None
+    return [str(info[4][0]) for info in infos]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is only ever this machine: a loopback address, or a name whose
+    every address is one (``localhost``).
+
+    Raises:
+        typer.BadParameter: ``host`` is a name that does not resolve.
+    """
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    return all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in _addresses(host))
+
+
+def listen_problem(exc: OSError, host: str, port: int) -> str:
+    """One sentence saying why listening on ``host:port`` failed."""
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve the host {host!r}: {exc.strerror or exc}."
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is in use (another `satchel serve`?); pick another "
+            "port, or 0 for any free one."
+        )
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"{host} is not an address of this machine, so satchel cannot listen on it."
+    if exc.errno == errno.EACCES:
+        return f"no permission to listen on port {port} (ports below 1024 need privileges)."
+    return f"cannot listen on {host}:{port}: {exc.strerror or exc}."
+
+
+def check_listen(host: str, port: int) -> None:
+    """Bind ``host:port`` the way the server will, then let it go, so a busy port or a
+    foreign address fails at once with one line rather than after the store opened.
+
+    Raises:
+        typer.BadParameter: the host does not resolve or the port cannot be listened on.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+            probe.listen(1)
+    except (OSError, UnicodeError) as exc:
+        if isinstance(exc, UnicodeError):
+            exc = socket.gaierror(socket.EAI_NONAME, str(exc))
+        raise typer.BadParameter(listen_problem(exc, host, port), param_hint=_HINT) from None
+
+
+def typed_on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was typed on the command line (not read from an
+    environment variable or left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def check_token(
+    token: str | None,
+    *,
+    http: bool,
+    from_command_line: bool,
+    environ: Mapping[str, str],
+    allow_unauthenticated: bool,
+    loopback: bool,
+) -> str | None:
+    """The bearer token ``serve`` will require, after refusing the unsafe cases.
+
+    Args:
+        token: ``--token`` as parsed (typer treats an empty ``SATCHEL_TOKEN`` as unset).
+        http: Whether ``--http`` was given.
+        from_command_line: Whether ``--token`` was typed rather than read from the
+            environment.
+        environ: The environment, to see an empty ``SATCHEL_TOKEN``.
+        allow_unauthenticated: ``--allow-unauthenticated`` was given.
+        loopback: The ``--http`` host is this machine only.
+
+    Raises:
+        typer.BadParameter: ``--token`` without ``--http``; an empty or blank token; a
+            non-loopback address without a token or ``--allow-unauthenticated``.
+    """
+    if not http:
+        if token is not None and from_command_line:
+            raise typer.BadParameter(
+                "applies to --http only; stdio needs no token.", param_hint="'--token'"
+            )
+        if allow_unauthenticated:
+            raise typer.BadParameter(
+                "applies to --http only.", param_hint="'--allow-unauthenticated'"
+            )
+        return None
+    blank_env = TOKEN_ENV in environ and not environ[TOKEN_ENV].strip()
+    if (token is not None and not token.strip()) or (token is None and blank_env):
+        raise typer.BadParameter(
+            "is empty, and an empty token would let anyone in; give a real token, or leave it out.",
+            param_hint="'--token'" if from_command_line else f"'{TOKEN_ENV}'",
+        )
+    if token is None and not loopback and not allow_unauthenticated:
+        raise typer.BadParameter(
+            "serving a non-loopback address without --token lets anyone who can reach it "
+            "call the tools; give --token, or --allow-unauthenticated if you mean it.",
+            param_hint=_HINT,
+        )
+    return token
