@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from satchel.memory._fts import fts5_match
+from satchel.memory._fusion import term_coverage
 from satchel.memory._models import SearchFilters
 from satchel.memory._vectors import VectorIndex
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
@@ -26,6 +27,7 @@ __all__ = [
     "bm25_query",
     "filter_clause",
     "keep_matching",
+    "lexical_coverage",
     "matching_ids",
     "shared_block_pks",
 ]
@@ -227,6 +229,57 @@ def bm25_query(
     # scan of very long doclists to evaluate).
     rarest = tuple(_quoted(terms[position]) for _, position in counts[:3])
     return Bm25Query(match=" OR ".join(rarest), newest_only=True, terms=rarest)
+
+
+DF_CAP = 20_000
+"""Document frequencies are counted exactly up to this many rows; past it they are
+estimated from the term's density among its newest matches (same cost)."""
+
+
+def _document_frequency(conn: sqlite3.Connection, fts: str, term: str, top: int) -> float:
+    quoted = _quoted(term)
+    count = _count(conn, fts, quoted, DF_CAP)
+    if count < DF_CAP:
+        return float(count)
+    row = conn.execute(
+        f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (quoted, DF_CAP - 1),
+    ).fetchone()
+    oldest = int(row[0]) if row else 1
+    return DF_CAP * top / max(1, top - oldest + 1)
+
+
+def lexical_coverage(
+    conn: sqlite3.Connection, domain: int, terms: Sequence[str], pks: Sequence[int]
+) -> dict[int, float]:
+    """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
+    those :func:`bm25_query` left out for cost), for coverage fusion
+    (:func:`~satchel.memory._fusion.term_coverage`). Document frequencies and the row
+    count are over the whole table, as FTS5's own BM25 takes them."""
+    if not pks or not terms:
+        return dict.fromkeys(pks, 0.0)
+    fts = _BM25[domain][0]
+    table = "blocks" if domain == BLOCKS else "messages"
+    top = int(conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0)
+    documents = (
+        float(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        if top <= BM25_BUDGET
+        else float(top)
+    )
+    frequency: dict[str, float] = {}
+    matched: dict[int, list[str]] = {pk: [] for pk in pks}
+    marks = placeholders(len(pks))
+    for term in terms:
+        frequency[term] = _document_frequency(conn, fts, term, top)
+        if frequency[term] == 0:
+            continue
+        rows = conn.execute(
+            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})",
+            (_quoted(term), *pks),
+        )
+        for (pk,) in rows:
+            matched[int(pk)].append(term)
+    return term_coverage(matched, frequency, documents)
 
 
 def keep_matching(
