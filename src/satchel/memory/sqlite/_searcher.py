@@ -162,7 +162,8 @@ def run_search(
                 semantic.update(zip(ids.tolist(), scores.tolist(), strict=True))
         bm25.update({(domain, pk): s for pk, s in lexical.items()})
         if covering and lexical:
-            cover = lexical_coverage(conn, domain, request.terms, list(lexical))
+            counts = bm25_plan.counts if bm25_plan else None
+            cover = lexical_coverage(conn, domain, request.terms, list(lexical), counts)
             coverage.update({(domain, pk): c for pk, c in cover.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
     ranked = rank(
