@@ -1,9 +1,9 @@
 """Scale of the SQLite memory store: archival entries at 10k, 100k and 1M.
 
 For each size it reports insert throughput through the public API, the p50/p95 latency
-of BM25-only, vector-only and hybrid ``search`` (hybrid also with the min-max fusion used
-before coverage fusion; ratios against BM25-only of the same
-run), the cold start of the vector index, and database bytes per entry.
+of BM25-only, vector-only and hybrid ``search`` (hybrid also with the min-max fusion
+used before coverage fusion; ratios against BM25-only of the same run), the cold start
+of the vector index, and database bytes per entry.
 
 Text is synthetic (Zipf-distributed pseudo-words, 12 to 40 per entry); vectors are
 random unit vectors (latency only, as the issue allows), 384 dimensions like MiniLM.
