@@ -416,7 +416,11 @@ async def run_search(
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
     ranked = rank(
-        bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit,
+        bm25,
+        vector,
+        mode=request.mode,
+        fusion=request.fusion,
+        limit=request.limit,
         coverage=coverage,
-    )  # fmt: skip
+    )
     return to_hits(ranked, await _hydrate(conn, request.agent, [r.key for r in ranked]))

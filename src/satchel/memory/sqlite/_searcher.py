@@ -167,7 +167,11 @@ def run_search(
             coverage.update({(domain, pk): c for pk, c in cover.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
     ranked = rank(
-        bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit,
+        bm25,
+        vector,
+        mode=request.mode,
+        fusion=request.fusion,
+        limit=request.limit,
         coverage=coverage,
-    )  # fmt: skip
+    )
     return to_hits(ranked, _hydrate(conn, request.agent, [r.key for r in ranked]))
