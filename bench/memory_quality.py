@@ -30,7 +30,14 @@ import numpy.typing as npt
 from satchel.embed import default_embedder
 from satchel.memory import Domain, Fusion, SearchMode, SQLiteStore
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo.dev.json"
+DATA = next(
+    (
+        p / "shared" / "data" / "locomo" / "locomo.dev.json"
+        for p in Path(__file__).resolve().parents[1:4]
+        if (p / "shared" / "data").is_dir()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo.dev.json",
+)
 
 
 class CachingEmbedder:
@@ -128,7 +135,11 @@ async def evaluate(
     }
 
 
+PREVIOUS = Fusion(method="minmax", vector_weight=0.4)
+"""The default before coverage fusion (issue 10), measured in every run for comparison."""
+
 FUSIONS: dict[str, Fusion] = {
+    **{f"coverage w={w}": Fusion(method="coverage", vector_weight=w) for w in (0.3, 0.4, 0.6)},
     "rrf k=60": Fusion(method="rrf", k=60, vector_weight=0.5),
     "rrf k=20": Fusion(method="rrf", k=20, vector_weight=0.5),
     "rrf k=5": Fusion(method="rrf", k=5, vector_weight=0.5),
@@ -158,6 +169,9 @@ async def main(samples: list[dict[str, Any]], sweep: bool) -> None:
         default = store.fusion
         rows.append((f"hybrid (default: {default.method} w={default.vector_weight})",
                      await evaluate(store, samples, "hybrid")))  # fmt: skip
+        store.fusion = PREVIOUS
+        rows.append(("hybrid (previous: minmax w=0.4)", await evaluate(store, samples, "hybrid")))
+        store.fusion = default
         if sweep:
             for name, fusion in FUSIONS.items():
                 store.fusion = fusion

@@ -1,8 +1,9 @@
 """Scale of the SQLite memory store: archival entries at 10k, 100k and 1M.
 
 For each size it reports insert throughput through the public API, the p50/p95 latency
-of BM25-only, vector-only and hybrid ``search`` (ratios against BM25-only of the same
-run), the cold start of the vector index, and database bytes per entry.
+of BM25-only, vector-only and hybrid ``search`` (hybrid also with the min-max fusion
+used before coverage fusion; ratios against BM25-only of the same run), the cold start
+of the vector index, and database bytes per entry.
 
 Text is synthetic (Zipf-distributed pseudo-words, 12 to 40 per entry); vectors are
 random unit vectors (latency only, as the issue allows), 384 dimensions like MiniLM.
@@ -30,7 +31,7 @@ import anyio
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory import BlockKind, Domain, Permission, SearchMode, SQLiteStore
+from satchel.memory import BlockKind, Domain, Fusion, Permission, SearchMode, SQLiteStore
 from satchel.memory.sqlite import _blocks
 from satchel.memory.sqlite._messages import BLOCKS, store_vectors
 
@@ -184,6 +185,11 @@ async def run_size(size: int, folder: Path, n_queries: int) -> None:
     for mode in ("bm25", "vector", "hybrid"):  # warm caches first; report the steady state
         await measure(store, queries[:50], mode)
     results = {mode: await measure(store, queries, mode) for mode in ("bm25", "vector", "hybrid")}
+    # The fusion before coverage (issue 10), same queries, for the cost of coverage.
+    default, store.fusion = store.fusion, Fusion(method="minmax", vector_weight=0.4)
+    await measure(store, queries[:50], "hybrid")
+    results["minmax"] = await measure(store, queries, "hybrid")
+    store.fusion = default
     await store.close()
     size_bytes = database_bytes(path)
     print(f"\n== {size:,} archival entries ==")

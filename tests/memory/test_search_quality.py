@@ -60,3 +60,28 @@ async def test_hybrid_search_gets_both_kinds_of_question_right(
 ) -> None:
     hits = await minilm_store.search("ada", query, domains=Domain.ARCHIVAL_MEMORY, limit=1)
     assert [h.label for h in hits] == [label]
+
+
+ADA = [
+    "Ada works as a marine biologist at the coastal research institute.",
+    "Ada's brother lives in Lisbon.",
+    "Ada is allergic to peanuts.",
+    "Ada's favourite book is Moby-Dick.",
+    "Ada runs a half marathon every October.",
+]
+
+
+async def test_hybrid_ranks_the_fact_that_answers_first_when_only_the_name_matches(
+    make_store: StoreFactory,
+) -> None:
+    # Issue 10 §3: every fact names Ada, "job" is in none (labels are neutral: they are
+    # searched too), so every BM25 score is near-zero noise; min-max fusion stretched it
+    # to 0..1 and ranked the job 4th.
+    store = await make_store(embedder=default_embedder())
+    for number, text in enumerate(ADA, start=1):
+        await store.create_block("me", f"note-{number}", text, kind=BlockKind.ARCHIVAL)
+    vector = await store.search("me", "what is Ada's job?", mode="vector", limit=1)
+    hybrid = await store.search("me", "what is Ada's job?", limit=5)
+    assert [h.label for h in vector] == ["note-1"]
+    assert [h.label for h in hybrid][:1] == ["note-1"]
+    assert len(hybrid) == 5

@@ -19,9 +19,10 @@
   index (:mod:`satchel.memory._vectors`), one writer connection under a lock plus a
   pool of readers, all SQLite calls in worker threads.
 * **Search** turns any text into plain terms (:mod:`satchel.memory._fts`), takes BM25
-  and vector candidates within the agent's scope and filters, and fuses them with
-  min-max scaled scores, vector weight 0.4 (:mod:`satchel.memory._fusion` has the
-  LoCoMo figures that chose it over RRF).
+  and vector candidates within the agent's scope and filters, and fuses them by how
+  sure each is: the share of the query's IDF mass an entry contains, plus its cosine,
+  weighted equally (:mod:`satchel.memory._fusion` says why; ``bench/README.md`` has
+  the figures).
 
 Example:
     >>> from satchel.memory import BlockKind, SQLiteStore

@@ -1,59 +1,52 @@
-"""Fusing BM25 and vector candidates into one ranking.
+"""Fusing BM25 and vector candidates into one ranking that respects how sure each
+signal is.
 
-Both retrievers hand over a mapping of candidate key to raw score (BM25 relevance,
-higher is better; cosine similarity). :func:`fuse` combines them with one of:
+Both retrievers hand over candidates keyed alike. :func:`fuse` combines them with one of:
 
+* ``coverage`` (the default): ``(1 - w) * coverage + w * cosine``, where ``coverage``
+  is the share of the query's IDF mass an entry contains (:func:`term_coverage`);
 * ``rrf``: reciprocal-rank fusion, ``w_bm25 / (k + rank_bm25) + w_vec / (k + rank_vec)``;
 * ``minmax``: each list's scores scaled to [0, 1] by its min and max, then
   ``(1 - w) * bm25 + w * vec``;
 * ``zscore``: each list standardised (mean 0, deviation 1), then the same convex
   combination, a missing score counting as the list's minimum;
-* ``convex``: raw cosine with max-scaled BM25 (``bm25 / max_bm25``),
-  ``(1 - w) * bm25 + w * cosine``.
+* ``convex``: raw cosine with max-scaled BM25 (``bm25 / max_bm25``).
 
-A candidate missing from one list gets that list's worst value (0 after scaling, no
-RRF term). Backends fill in the cosine of every BM25 candidate (``fill_in``), so the
-score-based methods see both signals for those; a vector-only candidate keeps BM25 0
-(it matched no query term, or too weakly to be among the BM25 candidates).
+Why coverage. Rank- and range-based fusion (``rrf``, ``minmax``, ``zscore``) throw away
+how *sure* a signal is. In a small memory where five facts all name "Ada", the query
+"what is Ada's job?" matches every fact on "ada" alone; "job" matches none. Every BM25
+score is then about equal noise (FTS5 even clamps the IDF of a term in most rows to
+1e-6), yet min-max stretches that noise to the full 0..1 range and it outweighs a clear
+semantic match. Coverage asks instead what fraction of the query the entry actually
+contains, weighting each query term by its IDF: 1.0 when it contains every term, about
+0 when it shares only a word that is in nearly every entry, and never more than its
+share when it contains one rare term of several. A query term found in no entry at all
+counts in the denominator: it says the query is about something the words of the store
+do not name, which is exactly when the vector side should decide. Entries containing
+the same query terms tie on this side (term frequency and length only re-order BM25's
+own candidates), so the vector side breaks the tie instead of document-length noise.
 
-The default, :data:`DEFAULT_FUSION` (``Fusion()``: ``minmax``, vector weight 0.4, 50
-candidates, fill-in on), was chosen by recall@5 and recall@10 of the evidence turns of
-302 questions over 788 turns of the LoCoMo dev set (``bench/memory_quality.py --fusions
-all``, all-MiniLM-L6-v2 int8):
+Cosine similarity already has an absolute scale (0 is unrelated, 1 identical), so it is
+used as it is; a candidate without a vector counts as 0. Both sides are then on a
+fixed scale that does not depend on the other candidates, the BM25 side does not depend
+on the BM25 engine's score scale (SQLite FTS5 and PostgreSQL compute different ones),
+and an entry scores high only for strong evidence: most of the query's rare words, or a
+close meaning. The weight (0.5) and the choice of method were measured on LoCoMo (each
+session as its own store and whole conversations) and on a personal-facts set; the
+figures and the command are in ``bench/README.md``.
 
-=============================  ========  =========
-method                         recall@5  recall@10
-=============================  ========  =========
-BM25 only (baseline)           0.533     0.632
-vector only                    0.344     0.434
-rrf k=60 (plain RRF)           0.479     0.582
-rrf k=5                        0.559     0.637
-zscore, w=0.4                  0.563     0.664
-convex, w=0.5                  0.568     0.649
-minmax, w=0.3                  0.560     0.665
-**minmax, w=0.4 (default)**    0.569     0.667
-minmax, w=0.5                  0.557     0.673
-minmax, w=0.7                  0.517     0.610
-minmax, w=0.3, no fill-in      0.554     0.670
-=============================  ========  =========
-
-Plain RRF with the usual k=60 *hurts* here (-10% recall@5, -8% recall@10):
-vector-only is much weaker than BM25 on this data, and RRF gives its top ranks as much
-weight as BM25's. Score-based fusion with the vector side weighted 0.3-0.5 sits on a
-plateau 5-7% above BM25 at both cut-offs (and far above vectors alone); 0.4 is its
-centre and the best recall@5. Candidate depth (20, 50 or 100) did not change the
-figures. Differences under ~0.01 are within noise (one question is 0.003).
+Everything here is a pure function of its arguments: no store, no SQL.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_FUSION", "Fusion", "fuse"]
+__all__ = ["DEFAULT_FUSION", "Fusion", "fuse", "idf", "term_coverage"]
 
 _K = TypeVar("_K", bound=Hashable)
 
@@ -62,7 +55,8 @@ class Fusion(BaseModel):
     """How hybrid search combines BM25 and vector scores.
 
     Attributes:
-        method: ``rrf``, ``minmax``, ``zscore`` or ``convex`` (see the module doc).
+        method: ``coverage``, ``rrf``, ``minmax``, ``zscore`` or ``convex`` (see the
+            module doc).
         vector_weight: Weight of the vector side, in [0, 1]; BM25 gets the rest.
         k: The RRF constant (only for ``rrf``).
         candidates: How many candidates each retriever contributes (at least the
@@ -73,16 +67,60 @@ class Fusion(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    method: Literal["rrf", "minmax", "zscore", "convex"] = "minmax"
-    vector_weight: float = Field(default=0.4, ge=0.0, le=1.0)
+    method: Literal["coverage", "rrf", "minmax", "zscore", "convex"] = "coverage"
+    vector_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     k: float = Field(default=60.0, gt=0.0)
     candidates: int = Field(default=50, ge=1, le=1000)
     fill_in: bool = True
 
 
 DEFAULT_FUSION = Fusion()
-"""The fusion satchel uses unless told otherwise: min-max scaling, vector weight 0.4,
-50 candidates per retriever, filled in (tuned on LoCoMo; see the module doc)."""
+"""The fusion satchel uses unless told otherwise: query-term coverage and cosine,
+weighted equally, 50 candidates per retriever, filled in (see the module doc)."""
+
+
+def idf(document_frequency: float, documents: float) -> float:
+    """BM25's inverse document frequency in its always-positive form,
+    ``ln(1 + (N - df + 0.5) / (df + 0.5))``.
+
+    Args:
+        document_frequency: How many entries contain the term (``df``).
+        documents: How many entries there are (``N``).
+
+    Example:
+        >>> round(idf(0, 10), 2), round(idf(10, 10), 2)
+        (3.09, 0.05)
+    """
+    df = min(max(0.0, document_frequency), max(0.0, documents))
+    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
+
+
+def term_coverage(
+    matched: Mapping[_K, Collection[str]],
+    document_frequency: Mapping[str, float],
+    documents: float,
+) -> dict[_K, float]:
+    """The share of the query's IDF mass each candidate contains, in [0, 1].
+
+    Args:
+        matched: The query terms each candidate contains.
+        document_frequency: Every query term's document frequency (0 for a term in no
+            entry); its keys are the query's terms.
+        documents: How many entries there are.
+
+    Example:
+        >>> cover = term_coverage({"a": ["ada"], "b": ["ada", "job"]}, {"ada": 5, "job": 0}, 5)
+        >>> round(cover["a"], 2), cover["b"]
+        (0.03, 1.0)
+    """
+    weights = {term: idf(df, documents) for term, df in document_frequency.items()}
+    total = sum(weights.values())
+    if total <= 0:
+        return dict.fromkeys(matched, 0.0)
+    return {
+        key: min(1.0, sum(weights.get(term, 0.0) for term in set(terms)) / total)
+        for key, terms in matched.items()
+    }
 
 
 def _ranks(scores: Mapping[_K, float]) -> dict[_K, int]:
@@ -111,14 +149,21 @@ def _zscore(scores: Mapping[_K, float]) -> tuple[dict[_K, float], float]:
 
 
 def fuse(
-    bm25: Mapping[_K, float], vector: Mapping[_K, float], fusion: Fusion = DEFAULT_FUSION
+    bm25: Mapping[_K, float],
+    vector: Mapping[_K, float],
+    fusion: Fusion = DEFAULT_FUSION,
+    coverage: Mapping[_K, float] | None = None,
 ) -> list[tuple[_K, float]]:
-    """Combine two candidate score maps into one list of ``(key, score)``, best first.
+    """Combine two candidate score maps into one list of ``(key, score)``, best first
+    (ties keep the order in which keys first appear, BM25's first).
 
     Args:
         bm25: BM25 relevance per candidate (higher is better).
         vector: Cosine similarity per candidate.
         fusion: The method and its parameters.
+        coverage: For ``coverage``: each BM25 candidate's share of the query's IDF
+            mass (:func:`term_coverage`); a key it lacks counts 0. Without it, BM25
+            scores divided by the best one stand in.
 
     Example:
         >>> fuse({"a": 3.0, "b": 1.0}, {"b": 0.9, "c": 0.5})[0][0]
@@ -128,6 +173,12 @@ def fuse(
     w = fusion.vector_weight
     fused: dict[_K, float] = {}
     match fusion.method:
+        case "coverage":
+            if coverage is None:
+                top = max(bm25.values(), default=0.0)
+                coverage = {k: s / top if top > 0 else 0.0 for k, s in bm25.items()}
+            for key in keys:
+                fused[key] = (1 - w) * coverage.get(key, 0.0) + w * vector.get(key, 0.0)
         case "rrf":
             rank_b, rank_v = _ranks(bm25), _ranks(vector)
             for key in keys:

@@ -100,11 +100,13 @@ def rank(
     mode: SearchMode,
     fusion: Fusion,
     limit: int,
+    coverage: Mapping[_K, float] | None = None,
 ) -> list[Ranked[_K]]:
     """The best ``limit`` candidates for ``mode``, with each method's rank and score.
 
     In ``bm25`` and ``vector`` mode the other map still supplies diagnostics but not
-    the order.
+    the order. ``coverage`` is each BM25 candidate's share of the query's IDF mass
+    (:func:`~satchel.memory._fusion.term_coverage`), used by ``coverage`` fusion.
     """
     match mode:
         case "bm25":
@@ -112,7 +114,7 @@ def rank(
         case "vector":
             ordered = sorted(vector.items(), key=lambda item: -item[1])
         case "hybrid":
-            ordered = fuse(bm25, vector, fusion)
+            ordered = fuse(bm25, vector, fusion, coverage)
     rank_b, rank_v = _ranks(bm25), _ranks(vector)
     return [
         Ranked(

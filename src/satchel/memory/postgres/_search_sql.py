@@ -7,8 +7,10 @@ itself: for each query term ``t``, ``idf(t) * ts_rank(fts, t)``, summed, where
 plays the part of BM25's saturated term frequency and ``idf(t) = ln(1 + (N - df + 0.5)
 / (df + 0.5))`` is computed from the exact document frequency of ``t`` among the rows
 that pass the search's scope and filters (every such row containing ``t`` matches the
-OR query, so the count comes free with the ranking). ``N`` is the table's row
-estimate. The query is built from :func:`~satchel.memory._fts.query_terms` (plain word
+OR query, so the count comes free with the ranking). ``N`` is the table's row count
+(exact under 10,000 rows, the planner's estimate above). The same frequencies give
+each candidate its share of the query's IDF mass for coverage fusion.
+The query is built from :func:`~satchel.memory._fts.query_terms` (plain word
 tokens) with ``plainto_tsquery`` per term, joined with ``||``: user text never reaches
 a tsquery parser as syntax.
 
@@ -32,12 +34,13 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, LiteralString, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from satchel.memory._fusion import term_coverage
 from satchel.memory._models import SearchFilters, SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
 from satchel.memory.postgres._db import Conn
@@ -136,11 +139,14 @@ class Choice:
         cap: Rank at most this many matching rows, the newest, when even the AND of
             the rarest terms matches far more rows than the budget (such terms are in
             nearly every entry, so they tell entries apart little anyway).
+        dropped: The query terms left out for cost, with their estimated document
+            frequencies (they still count in coverage fusion).
     """
 
     terms: list[str]
     combine: Literal["or", "and"]
     cap: int | None = None
+    dropped: dict[str, float] = field(default_factory=dict[str, float])
 
 
 class TermStats:
@@ -212,6 +218,7 @@ class TermStats:
                 terms=[terms[i] for _, i in rarest],
                 combine="and",
                 cap=budget if both > budget else None,
+                dropped={terms[i]: count for count, i in counts[3:]},
             )
         kept: list[str] = []
         total = 0.0
@@ -220,7 +227,8 @@ class TermStats:
                 break
             kept.append(terms[i])
             total += count
-        return Choice(terms=kept, combine="or")
+        dropped = {terms[i]: count for count, i in counts if terms[i] not in kept}
+        return Choice(terms=kept, combine="or", dropped=dropped)
 
 
 async def bm25_candidates(
@@ -232,9 +240,10 @@ async def bm25_candidates(
     n: int,
     *,
     fill_in: bool,
-) -> dict[int, tuple[float, float | None]]:
+) -> dict[int, tuple[float, float | None, float]]:
     """The top ``n`` rows by the BM25-shaped score, each with its cosine to
-    ``%(q)s`` when ``fill_in`` (``None`` if the row has no vector)."""
+    ``%(q)s`` when ``fill_in`` (``None`` if the row has no vector) and its share of
+    the query's IDF mass (:func:`~satchel.memory._fusion.term_coverage`)."""
     a, table = spec.alias, spec.table
     queries: list[LiteralString] = []
     for term in choice.terms:
@@ -255,21 +264,37 @@ async def bm25_candidates(
         cast(LiteralString, f"m.r{i} * ln(1.0 + (d.total - d.df{i} + 0.5) / (d.df{i} + 0.5))")
         for i in range(len(queries))
     )
+    hits = ", ".join(cast(LiteralString, f"m.r{i} > 0") for i in range(len(queries)))
+    counts = ", ".join(cast(LiteralString, f"d.df{i}") for i in range(len(queries)))
     cosine: LiteralString = (
         f"CASE WHEN {_MODEL_OK} THEN 1 - ({a}.embedding <=> %(q)s) END" if fill_in else "NULL"
     )
     sql: LiteralString = (
         f"WITH m AS MATERIALIZED (SELECT {a}.pk, {ranks} FROM {table} AS {a} "
         f"WHERE {a}.fts @@ ({joiner.join(queries)}) AND {where}{cap}), "
-        f"d AS (SELECT greatest(count(*)::float8, (SELECT reltuples FROM pg_class "
-        f"WHERE oid = to_regclass('{table}'))::float8) AS total, {dfs} FROM m), "
-        f"top AS (SELECT m.pk, {score} AS s FROM m, d ORDER BY s DESC, m.pk LIMIT %(n)s) "
-        f"SELECT top.pk, top.s, {cosine} FROM top JOIN {table} AS {a} ON {a}.pk = top.pk"
+        f"d AS (SELECT greatest(count(*)::float8, (SELECT CASE WHEN c.reltuples < 10000 "
+        f"THEN (SELECT count(*) FROM {table})::float8 ELSE c.reltuples::float8 END "
+        f"FROM pg_class AS c WHERE c.oid = to_regclass('{table}'))) AS total, {dfs} FROM m), "
+        f"top AS (SELECT m.pk, {score} AS s, ARRAY[{hits}] AS hit, d.total, "
+        f"ARRAY[{counts}]::float8[] AS df FROM m, d ORDER BY s DESC, m.pk LIMIT %(n)s) "
+        f"SELECT top.pk, top.s, {cosine}, top.hit, top.total, top.df "
+        f"FROM top JOIN {table} AS {a} ON {a}.pk = top.pk"
     )
     params.values["n"] = n
     cursor = await conn.execute(sql, params.values)
+    rows = await cursor.fetchall()
+    if not rows:
+        return {}
+    total, frequency = float(rows[0][4]), dict(choice.dropped)
+    frequency.update(zip(choice.terms, (float(df) for df in rows[0][5]), strict=True))
+    matched = {
+        int(pk): [t for t, hit in zip(choice.terms, hits, strict=True) if hit]
+        for pk, _, _, hits, _, _ in rows
+    }
+    cover = term_coverage(matched, frequency, total)
     return {
-        int(pk): (float(s), None if c is None else float(c)) for pk, s, c in await cursor.fetchall()
+        int(pk): (float(s), None if c is None else float(c), cover[int(pk)])
+        for pk, s, c, _, _, _ in rows
     }
 
 
@@ -368,6 +393,7 @@ async def run_search(
     fill_in = query is not None and request.fusion.fill_in and request.mode == "hybrid"
     bm25: dict[_Key, float] = {}
     vector: dict[_Key, float] = {}
+    coverage: dict[_Key, float] = {}
     specs = [
         spec
         for spec, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages))
@@ -379,8 +405,9 @@ async def run_search(
             params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
             lexical = await bm25_candidates(conn, spec, choice, where, params, n, fill_in=fill_in)
-            for pk, (score, cosine) in lexical.items():
+            for pk, (score, cosine, share) in lexical.items():
                 bm25[(spec.key, pk)] = score
+                coverage[(spec.key, pk)] = share
                 if cosine is not None:
                     vector[(spec.key, pk)] = cosine
         if query is not None and dim is not None:
@@ -388,5 +415,12 @@ async def run_search(
             where = filter_clause(spec, request.filters, params)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
-    ranked = rank(bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit)
+    ranked = rank(
+        bm25,
+        vector,
+        mode=request.mode,
+        fusion=request.fusion,
+        limit=request.limit,
+        coverage=coverage,
+    )
     return to_hits(ranked, await _hydrate(conn, request.agent, [r.key for r in ranked]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-__all__ = ["MIGRATIONS", "applied_migrations", "migrate"]
+__all__ = ["MIGRATIONS", "TOKENIZER", "applied_migrations", "migrate"]
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -31,7 +31,8 @@ def migration(name: str, sql: str) -> None:
     MIGRATIONS.append(_Migration(name=name, sql=sql))
 
 
-_TOKENIZER = "porter unicode61 remove_diacritics 2"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""The FTS5 tokenizer of every full-text table (search re-uses it to check candidates)."""
 
 
 migration(
@@ -102,7 +103,7 @@ migration(
 
         CREATE VIRTUAL TABLE blocks_fts USING fts5 (
             label, description, value,
-            content = 'blocks', content_rowid = 'pk', tokenize = '{_TOKENIZER}'
+            content = 'blocks', content_rowid = 'pk', tokenize = '{TOKENIZER}'
         );
         CREATE TRIGGER blocks_fts_insert AFTER INSERT ON blocks BEGIN
             INSERT INTO blocks_fts (rowid, label, description, value)
@@ -121,7 +122,7 @@ migration(
         END;
 
         CREATE VIRTUAL TABLE messages_fts USING fts5 (
-            content, content = 'messages', content_rowid = 'pk', tokenize = '{_TOKENIZER}'
+            content, content = 'messages', content_rowid = 'pk', tokenize = '{TOKENIZER}'
         );
         CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
             INSERT INTO messages_fts (rowid, content) VALUES (new.pk, new.content);

@@ -6,16 +6,18 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from satchel.memory._fts import fts5_match
+from satchel.memory._fusion import term_coverage
 from satchel.memory._models import SearchFilters
 from satchel.memory._vectors import VectorIndex
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
+from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders, to_us
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "bm25_query",
     "filter_clause",
     "keep_matching",
+    "lexical_coverage",
     "matching_ids",
     "shared_block_pks",
 ]
@@ -177,11 +180,14 @@ def _count(conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
 @dataclass(kw_only=True, frozen=True)
 class Bm25Query:
     """What :func:`bm25_candidates` runs: an FTS5 expression, and whether to rank only
-    the newest ``budget`` matches because even the narrowed query matches more."""
+    the newest ``budget`` matches because even the narrowed query matches more; on a
+    large table also each query term's match count, capped at ``budget + 1`` (coverage
+    fusion re-uses them)."""
 
     match: str
     newest_only: bool = False
     terms: tuple[str, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict[str, int])
 
 
 def bm25_query(
@@ -206,11 +212,8 @@ def bm25_query(
     if top <= budget:
         match = fts5_match(list(terms))
         return Bm25Query(match=match) if match else None
-    counts = sorted(
-        (count, position)
-        for position, term in enumerate(terms)
-        if (count := _count(conn, fts, _quoted(term), budget + 1)) > 0
-    )
+    every = {term: _count(conn, fts, _quoted(term), budget + 1) for term in terms}
+    counts = sorted((every[term], position) for position, term in enumerate(terms) if every[term])
     if not counts:
         return None
     if counts[0][0] <= budget:
@@ -221,12 +224,110 @@ def bm25_query(
                 break
             kept.append(terms[position])
             total += count
-        return Bm25Query(match=" OR ".join(_quoted(t) for t in kept))
+        return Bm25Query(match=" OR ".join(_quoted(t) for t in kept), counts=every)
     # Even the rarest term matches more than the budget: rank the newest matches of
     # the three rarest terms only (an AND would be cheaper to rank but can cost a full
     # scan of very long doclists to evaluate).
     rarest = tuple(_quoted(terms[position]) for _, position in counts[:3])
-    return Bm25Query(match=" OR ".join(rarest), newest_only=True, terms=rarest)
+    return Bm25Query(match=" OR ".join(rarest), newest_only=True, terms=rarest, counts=every)
+
+
+_COVERAGE_CHARS = 100_000
+
+
+def _document_frequency(
+    conn: sqlite3.Connection, fts: str, term: str, top: int, known: int | None
+) -> float:
+    """How many rows contain ``term``: counted up to :data:`BM25_BUDGET` (or ``known``,
+    a count capped at ``BM25_BUDGET + 1``), past that estimated from the term's density
+    among its newest ``BM25_BUDGET`` matches (the same cost, and common terms weigh
+    little in coverage anyway)."""
+    quoted = _quoted(term)
+    count = known if known is not None else _count(conn, fts, quoted, BM25_BUDGET)
+    if count < BM25_BUDGET:
+        return float(count)
+    row = conn.execute(
+        f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (quoted, BM25_BUDGET - 1),
+    ).fetchone()
+    oldest = int(row[0]) if row else 1
+    return BM25_BUDGET * top / max(1, top - oldest + 1)
+
+
+_scratch = threading.local()
+
+
+def _scratch_index() -> sqlite3.Connection:
+    """This thread's private in-memory database with an empty FTS5 table ``cover``
+    that tokenizes like the store's full-text tables."""
+    conn: sqlite3.Connection | None = getattr(_scratch, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:")
+        conn.execute(f"CREATE VIRTUAL TABLE cover USING fts5 (text, tokenize = '{TOKENIZER}')")
+        _scratch.conn = conn
+    return conn
+
+
+def _matched_terms(
+    conn: sqlite3.Connection, domain: int, terms: Sequence[str], pks: Sequence[int]
+) -> dict[int, list[str]]:
+    """Which of ``terms`` each row of ``pks`` contains, as the full-text index sees
+    them.
+
+    Asking the store's index (``MATCH term AND rowid = ?``) decodes the term's whole
+    doclist, milliseconds for a common term in a large store; instead the candidates'
+    text (the first 100,000 characters) is indexed in a scratch in-memory FTS5 table
+    with the same tokenizer (see :func:`_scratch_index`), queried, and rolled back.
+    """
+    marks = placeholders(len(pks))
+    if domain == BLOCKS:
+        sql = (
+            "SELECT pk, substr(label || ' ' || description || ' ' || value, 1, ?) "
+            f"FROM blocks WHERE pk IN ({marks})"
+        )
+    else:
+        sql = f"SELECT pk, substr(content, 1, ?) FROM messages WHERE pk IN ({marks})"
+    rows = conn.execute(sql, (_COVERAGE_CHARS, *pks)).fetchall()
+    scratch = _scratch_index()
+    matched: dict[int, list[str]] = {pk: [] for pk in pks}
+    try:
+        scratch.executemany("INSERT INTO cover (rowid, text) VALUES (?, ?)", rows)
+        for term in terms:
+            found = scratch.execute("SELECT rowid FROM cover WHERE cover MATCH ?", (_quoted(term),))
+            for (pk,) in found:
+                matched[int(pk)].append(term)
+    finally:
+        scratch.rollback()
+    return matched
+
+
+def lexical_coverage(
+    conn: sqlite3.Connection,
+    domain: int,
+    terms: Sequence[str],
+    pks: Sequence[int],
+    counts: Mapping[str, int] | None = None,
+) -> dict[int, float]:
+    """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
+    those :func:`bm25_query` left out for cost), for coverage fusion
+    (:func:`~satchel.memory._fusion.term_coverage`). Document frequencies and the row
+    count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
+    counts :func:`bm25_query` already took."""
+    if not pks or not terms:
+        return dict.fromkeys(pks, 0.0)
+    fts = _BM25[domain][0]
+    table = "blocks" if domain == BLOCKS else "messages"
+    top = int(conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0)
+    documents = (
+        float(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        if top <= BM25_BUDGET
+        else float(top)
+    )
+    known = counts or {}
+    frequency = {term: _document_frequency(conn, fts, term, top, known.get(term)) for term in terms}
+    present = [term for term in terms if frequency[term] > 0]
+    matched = _matched_terms(conn, domain, present, pks) if present else {}
+    return term_coverage({pk: matched.get(pk, []) for pk in pks}, frequency, documents)
 
 
 def keep_matching(

@@ -33,6 +33,7 @@ from satchel.memory.sqlite._search_sql import (
     bm25_query,
     filter_clause,
     keep_matching,
+    lexical_coverage,
     matching_ids,
     shared_block_pks,
 )
@@ -139,8 +140,10 @@ def run_search(
     narrowing = bool(
         f.role or f.start_time or f.end_time or f.tags or f.labels or f.conversation_id
     )
+    covering = request.mode == "hybrid" and request.fusion.method == "coverage"
     bm25: dict[_Key, float] = {}
     vector: dict[_Key, float] = {}
+    coverage: dict[_Key, float] = {}
     domains = [
         d for d, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages)) if on
     ]
@@ -158,6 +161,17 @@ def run_search(
                 ids, scores = indexes.indexes[domain].scores_for(query, missing)
                 semantic.update(zip(ids.tolist(), scores.tolist(), strict=True))
         bm25.update({(domain, pk): s for pk, s in lexical.items()})
+        if covering and lexical:
+            counts = bm25_plan.counts if bm25_plan else None
+            cover = lexical_coverage(conn, domain, request.terms, list(lexical), counts)
+            coverage.update({(domain, pk): c for pk, c in cover.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
-    ranked = rank(bm25, vector, mode=request.mode, fusion=request.fusion, limit=request.limit)
+    ranked = rank(
+        bm25,
+        vector,
+        mode=request.mode,
+        fusion=request.fusion,
+        limit=request.limit,
+        coverage=coverage,
+    )
     return to_hits(ranked, _hydrate(conn, request.agent, [r.key for r in ranked]))
