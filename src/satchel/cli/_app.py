@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from satchel import __version__
 from satchel._errors import SatchelError, SatchelUsageError
-from satchel.cli import _approvals, _memory, _serve, _tools
+from satchel.cli import _approvals, _install, _memory, _serve, _tools
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
@@ -30,7 +30,10 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
 )
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 
-COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (("serve", _serve.serve),)
+COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
+    ("serve", _serve.serve),
+    ("install", _install.install),
+)
 """The top-level commands that are not groups, as ``(name, function)``."""
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
