@@ -22,29 +22,28 @@ from satchel._errors import SatchelUsageError
 
 __all__ = ["merge_server", "read_config", "remove_server", "strip_jsonc", "write_config"]
 
-_JSONC_TOKEN = re.compile(
-    r'"(?:[^"\\]|\\.)*"'  # a string, left alone
-    r"|//[^\n]*"  # a line comment
-    r"|/\*.*?\*/"  # a block comment
-    r"|,(?=\s*[}\]])",  # a trailing comma
-    re.DOTALL,
-)
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_COMMENTS = re.compile(_STRING + r"|//[^\n]*|/\*.*?\*/", re.DOTALL)
+_TRAILING_COMMAS = re.compile(_STRING + r"|,(?=\s*[}\]])")
 
 
 def strip_jsonc(text: str) -> str:
     """``text`` without comments and trailing commas (JSONC to JSON).
 
     Comments become spaces (keeping line numbers for error messages); strings are left
-    as they are, ``//`` inside them included.
+    as they are, ``//`` inside them included. An unterminated block comment is left in
+    place, for the JSON parser to report.
     """
 
     def blank(match: re.Match[str]) -> str:
         token = match.group(0)
-        if token.startswith('"'):
-            return token
-        return re.sub(r"[^\n]", " ", token)
+        return token if token.startswith('"') else re.sub(r"[^\n]", " ", token)
 
-    return _JSONC_TOKEN.sub(blank, text)
+    def drop_comma(match: re.Match[str]) -> str:
+        token = match.group(0)
+        return token if token.startswith('"') else ""
+
+    return _TRAILING_COMMAS.sub(drop_comma, _COMMENTS.sub(blank, text))
 
 
 def read_config(path: Path, *, jsonc: bool = False) -> tuple[dict[str, Any], bool]:
