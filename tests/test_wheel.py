@@ -1,6 +1,7 @@
 """The built wheel works on its own: ``uv build``, a fresh venv, the wheel installed with
-its locked dependencies (and no torch), then the installed ``satchel serve`` answers a
-``search`` that only embeddings can answer, through the MCP SDK client."""
+its locked dependencies (and no torch); then the installed ``satchel install`` writes a
+client config, and the ``satchel serve`` it names answers a ``search`` that only
+embeddings can answer, through the MCP SDK client."""
 
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ def test_the_installed_wheel_pulls_in_no_torch_and_runs_from_the_venv(installed:
 
 
 @pytest.mark.anyio
-async def test_the_installed_satchel_serve_searches_by_meaning_over_mcp(
+async def test_the_installed_satchel_installs_itself_and_serves_a_search_by_meaning(
     installed: Path, tmp_path: Path
 ) -> None:
     python = installed / ("python.exe" if os.name == "nt" else "python")
@@ -127,9 +128,16 @@ async def test_the_installed_satchel_serve_searches_by_meaning_over_mcp(
     script.write_text(f"FACTS = {FACTS!r}\n{SEED}")
     _run(python, script, db, cwd=tmp_path, env=env)
 
+    config = tmp_path / "claude_desktop_config.json"
+    _run(
+        installed / "satchel", "install", "claude-desktop", "--config", config,
+        "--db", db, "--agent", "ada", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    entry = json.loads(config.read_text())["mcpServers"]["satchel"]
+    assert entry["command"] == str(installed / "satchel")
     params = StdioServerParameters(
-        command=str(installed / "satchel"),
-        args=["serve", "--db", str(db), "--agent", "ada"],
+        command=entry["command"],
+        args=entry["args"],
         env={"SATCHEL_CACHE_DIR": str(cache)},
         cwd=tmp_path,
     )
