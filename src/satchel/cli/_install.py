@@ -179,6 +179,16 @@ def _runnable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
+def _user_scripts() -> list[str]:
+    """The user scheme's scripts folder (``~/.local/bin``) if satchel was installed there
+    (``pip install --user``), else nothing."""
+    scheme = sysconfig.get_preferred_scheme("user")
+    library = Path(sysconfig.get_path("purelib", scheme))
+    if Path(__file__).absolute().is_relative_to(library):
+        return [sysconfig.get_path("scripts", scheme)]
+    return []
+
+
 def satchel_command(
     *,
     executable: str | None = None,
@@ -197,7 +207,7 @@ def satchel_command(
     """
     python = os.path.abspath(executable or sys.executable)
     if scripts_dirs is None:
-        scripts_dirs = [sysconfig.get_path("scripts"), os.path.dirname(python)]
+        scripts_dirs = [*_user_scripts(), sysconfig.get_path("scripts"), os.path.dirname(python)]
     for folder in scripts_dirs:
         script = Path(folder).absolute() / _script_name()
         if _runnable(script):
