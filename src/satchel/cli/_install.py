@@ -330,8 +330,9 @@ def install(
         bool, typer.Option("--remove", help="Remove the server from the file instead.")
     ] = False,
 ) -> None:
-    """Add `satchel serve` to an MCP client's config: claude-desktop, cursor, claude-code
-    or vscode.
+    """Add `satchel serve` to an MCP client's config (Claude Desktop, Cursor, ...).
+
+    CLIENT is claude-desktop, cursor, claude-code or vscode.
 
     Keeps the file's other servers and settings, and backs the old file up beside it.
 
