@@ -22,6 +22,9 @@
   and vector candidates within the agent's scope and filters, and fuses them with
   min-max scaled scores, vector weight 0.4 (:mod:`satchel.memory._fusion` has the
   LoCoMo figures that chose it over RRF).
+* **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
+  blocks the first time an agent is used (Letta's ``persona`` and ``human`` by
+  :func:`default_template`, or a :class:`AgentTemplate` from :func:`load_template`).
 
 Example:
     >>> from satchel.memory import BlockKind, SQLiteStore
@@ -33,6 +36,7 @@ Example:
 
 from satchel.memory._fusion import Fusion
 from satchel.memory._models import (
+    AgentSummary,
     Block,
     BlockKind,
     Domain,
@@ -56,11 +60,21 @@ from satchel.memory._permissions import (
     verdict,
 )
 from satchel.memory._protocol import MemoryStore, ProgressCallback
+from satchel.memory._template import (
+    AgentTemplate,
+    BlockTemplate,
+    default_template,
+    empty_template,
+    load_template,
+)
 from satchel.memory.sqlite import SQLiteStore, default_path
 
 __all__ = [
+    "AgentSummary",
+    "AgentTemplate",
     "Block",
     "BlockKind",
+    "BlockTemplate",
     "ConsentHandler",
     "ConsentRequest",
     "Domain",
@@ -81,6 +95,9 @@ __all__ = [
     "Verdict",
     "authorize",
     "default_path",
+    "default_template",
     "effective_permission",
+    "empty_template",
+    "load_template",
     "verdict",
 ]
