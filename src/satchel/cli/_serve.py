@@ -4,7 +4,9 @@ What it serves is built in steps, so each feature has one place to go:
 
 1. At startup the memory store at ``--db`` (default: :func:`~satchel.memory.default_path`)
    and a :class:`~satchel.consent.PermissionBroker` on the same file are opened; both are
-   closed at shutdown.
+   closed at shutdown. The ``--agent`` is set up with its starting blocks the first time
+   it is served (:meth:`~satchel.memory.MemoryStore.ensure_agent`: ``persona`` and
+   ``human``, or ``--template``'s).
 2. :func:`build_catalog` gathers every tool: the built-in memory tools
    (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``) and
    each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
@@ -39,11 +41,12 @@ import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
+from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
 from satchel.cli._memory import resolve_db_path
 from satchel.consent import PermissionBroker
-from satchel.memory import MemoryStore, SQLiteStore
+from satchel.memory import AgentTemplate, MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore, is_postgres_url
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolResult
@@ -90,6 +93,8 @@ class ServeOptions:
     db: Path | str | None = None
     mounts: tuple[MountSpec, ...] = field(default=())
     consent_wait: float = 5.0
+    template: AgentTemplate | None = None
+    """The starting blocks of a new agent; ``None`` for persona and human."""
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -397,6 +402,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             store = await SQLiteStore.open(path, embedder=_embedder(), consent=consent)
         stack.push_async_callback(store.close)
         logger.info("memory of agent %r at %s", options.agent, db if path is None else path)
+        await store.ensure_agent(options.agent, options.template)
         catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
         for spec in options.mounts:
             await stack.enter_async_context(
@@ -496,6 +502,7 @@ def serve(
             help="The memory database file (default: the data dir); also holds approvals.",
         ),
     ] = None,
+    template: TemplateOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -540,6 +547,7 @@ def serve(
             [parse_mount(m) for m in mount or ()], mount_header or (), os.environ
         ),
         consent_wait=consent_wait,
+        template=resolve_template(template),
     )
     if db is None or not is_postgres_url(db):
         resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
