@@ -3,9 +3,12 @@ with their counts."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import anyio
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from satchel import NotFoundError
@@ -20,6 +23,8 @@ from satchel.memory import (
     empty_template,
 )
 from satchel.memory.postgres import PostgresStore
+
+from .conftest import HashEmbedder, StoreFactory
 
 pytestmark = pytest.mark.anyio
 
@@ -188,3 +193,27 @@ async def test_the_default_template_is_letta_s_two_core_blocks() -> None:
 
     assert template.labels == ("persona", "human")
     assert template.name == "default"
+
+
+class _CountingEmbedder(HashEmbedder):
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+async def test_an_agent_set_up_before_costs_no_embedding_of_the_template(
+    make_store: StoreFactory,
+) -> None:
+    embedder = _CountingEmbedder()
+    store = await make_store(embedder=embedder)
+    template = AgentTemplate(blocks=(BlockTemplate(label="persona", value="I am Sam."),))
+    await store.ensure_agent("sam", template)
+    embedded = len(embedder.texts)
+
+    assert await store.ensure_agent("sam", template) == []
+
+    assert embedded >= 1
+    assert len(embedder.texts) == embedded

@@ -7,7 +7,9 @@ Conventions shared by every method:
 
 * The first argument, ``agent``, names the agent acting. Agents are created implicitly
   by their first write; an agent only ever sees its own memory plus the blocks shared
-  with it.
+  with it. :meth:`MemoryStore.ensure_agent` gives a new agent its starting blocks
+  (``persona`` and ``human`` by default), once; front ends call it when they start
+  acting as an agent.
 * A block is addressed by ``label``. The owner uses the bare label. A recipient of a
   shared block uses the bare label too, unless it owns a block with the same label
   (its own wins) or two owners shared that label with it; then it writes

@@ -439,6 +439,8 @@ class StoreBase(StoreSteps):
     async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
         """See :meth:`MemoryStore.ensure_agent`."""
         validate_agent(agent)
+        if await self._is_set_up(agent):
+            return []
         chosen = default_template() if template is None else template
         blocks: list[tuple[NewBlock, F32 | None]] = []
         for spec in chosen.blocks:

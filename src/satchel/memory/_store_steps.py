@@ -192,6 +192,10 @@ class StoreSteps(RecordTransfer):
         """
 
     @abstractmethod
+    async def _is_set_up(self, agent: str) -> bool:
+        """Whether ``agent`` was set up (a cheap read before embedding a template)."""
+
+    @abstractmethod
     async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
         """Every agent that was set up or owns a block or a message (or only
         ``agent``), sorted by name."""

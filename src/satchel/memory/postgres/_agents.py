@@ -19,7 +19,7 @@ from satchel.memory._store_steps import NewBlock
 from satchel.memory.postgres import _blocks
 from satchel.memory.postgres._db import Conn
 
-__all__ = ["initialise", "summaries"]
+__all__ = ["initialise", "is_set_up", "summaries"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -60,6 +60,12 @@ async def initialise(
             )
             made.append(block)
         return made
+
+
+async def is_set_up(conn: Conn, agent: str) -> bool:
+    """Whether ``agent`` was set up."""
+    cursor = await conn.execute("SELECT 1 FROM satchel_agents WHERE name = %s", (agent,))
+    return await cursor.fetchone() is not None
 
 
 _SUMMARY: LiteralString = """

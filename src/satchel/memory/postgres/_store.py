@@ -328,6 +328,9 @@ class PostgresStore(StoreBase):
             lambda conn: _agents.initialise(conn, agent, template, blocks, model)
         )
 
+    async def _is_set_up(self, agent: str) -> bool:
+        return await self._run(lambda conn: _agents.is_set_up(conn, agent))
+
     async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
         return await self._run(lambda conn: _agents.summaries(conn, agent))
 

@@ -19,7 +19,7 @@ from satchel.memory.sqlite import _blocks
 from satchel.memory.sqlite._messages import BLOCKS, store_vectors
 from satchel.memory.sqlite._rows import agent_id, from_us, to_us
 
-__all__ = ["initialise", "summaries"]
+__all__ = ["initialise", "is_set_up", "summaries"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -52,6 +52,12 @@ def initialise(
             store_vectors(conn, BLOCKS, [(pk, new["value"])], vector[None, :])
         made.append(block)
     return made
+
+
+def is_set_up(conn: sqlite3.Connection, agent: str) -> bool:
+    """Whether ``agent`` was set up."""
+    row = conn.execute("SELECT initialised_at FROM agents WHERE name = ?", (agent,)).fetchone()
+    return row is not None and row[0] is not None
 
 
 _SUMMARY = """

@@ -333,6 +333,9 @@ class SQLiteStore(StoreBase):
     ) -> list[Block] | None:
         return await self._write(lambda conn: _agents.initialise(conn, agent, template, blocks))
 
+    async def _is_set_up(self, agent: str) -> bool:
+        return await self._read(lambda conn: _agents.is_set_up(conn, agent))
+
     async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
         return await self._read(lambda conn: _agents.summaries(conn, agent))
 
