@@ -130,7 +130,8 @@ def print_agents(found: Sequence[AgentSummary], *, as_json: bool) -> None:
     if not found:
         console.print("No agents yet.")
         return
-    table = Table(title=f"{len(found)} agents", title_justify="left")
+    title = f"{len(found)} agent{'' if len(found) == 1 else 's'}"
+    table = Table(title=title, title_justify="left")
     table.add_column("Agent", style="bold", no_wrap=True)
     for column in ("Blocks", "Archival", "Messages"):
         table.add_column(column, justify="right")
