@@ -25,7 +25,9 @@ def db(tmp_path: Path) -> Path:
 
 
 def run(db: Path | None, *args: str, stdin: str | None = None) -> Result:
-    env = {"COLUMNS": "200"}
+    # These tests start agents with no blocks; tests/cli/test_agents_cli.py covers the
+    # default persona and human blocks.
+    env = {"COLUMNS": "200", "SATCHEL_TEMPLATE": "none"}
     if db is not None:
         env["SATCHEL_DB"] = str(db)
     return runner.invoke(app, ["memory", *args], input=stdin, env=env, catch_exceptions=False)

@@ -43,10 +43,16 @@ def _answering(action: str, asked: list[str], approve: bool = True) -> Any:
 
 @asynccontextmanager
 async def serving(
-    db: Path, *, mode: str = "legacy", elicit: Any = None, extra: tuple[str, ...] = ()
+    db: Path,
+    *,
+    mode: str = "legacy",
+    elicit: Any = None,
+    extra: tuple[str, ...] = (),
+    template: str = "none",
 ) -> AsyncGenerator[Client]:
-    """A ``satchel serve --db DB --agent alice EXTRA`` process and an SDK client on it."""
-    params = satchel_stdio("--db", str(db), "--agent", AGENT, *extra)
+    """A ``satchel serve --db DB --agent alice --template TEMPLATE EXTRA`` process and an
+    SDK client on it. Alice starts with no blocks unless ``template`` says otherwise."""
+    params = satchel_stdio("--db", str(db), "--agent", AGENT, "--template", template, *extra)
     if elicit is None:
         async with Client(params, mode=mode) as client:
             yield client
@@ -196,6 +202,38 @@ async def test_every_operation_of_every_builtin_tool_runs_over_mcp_and_persists(
     assert scratch.kind is BlockKind.ARCHIVAL
     assert "temp" not in labels
     assert any(m.content == "Hello, Ada." for m in messages)
+
+
+async def test_a_new_agent_starts_with_persona_and_human_and_its_first_append_succeeds(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    with anyio.fail_after(STARTUP + 30):
+        async with serving(db, template="default") as client:
+            instructions = client.instructions
+            appended = _ok(
+                await client.call_tool(
+                    "context", {"operation": "append", "label": "human", "content": "Name: Ada."}
+                )
+            )
+            uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        store = await _reopen(db)
+        try:
+            human = await store.get_block(AGENT, "human")
+            await store.configure_block(AGENT, "human", permission=Permission.ADMIN)
+            await store.delete_block(AGENT, "human")
+        finally:
+            await store.close()
+        async with serving(db, template="default") as client:  # restarted: human stays gone
+            listed = _ok(await client.call_tool("context", {"operation": "list"}))
+
+    assert appended["block"]["chars"] == len("Name: Ada.")
+    assert (human.value, human.char_limit) == ("Name: Ada.", 5000)
+    assert instructions is not None
+    assert '<block label="persona" chars="0/5000" permission="read_write">' in instructions
+    assert "<description>What you know about the person you talk with" in instructions
+    assert {"memory://alice/persona", "memory://alice/human"} <= uris
+    assert [b["label"] for b in listed["blocks"]] == ["persona"]
 
 
 # -- approvals -------------------------------------------------------------------------

@@ -4,7 +4,9 @@ A destructive tool call or a guarded memory write waits as a pending
 :class:`~satchel.consent.ApprovalRequest` in the memory database (for example while
 ``satchel serve`` answers the model with ``pending_confirmation``). These commands list
 and decide those requests on the same database; the waiting process sees the decision
-within its poll interval.
+within its poll interval. ``--agent`` (or ``SATCHEL_AGENT``, as for ``serve``) limits
+every command to one agent's requests: ``list`` shows only those, and ``show``,
+``approve`` and ``deny`` refuse another agent's request.
 """
 
 from __future__ import annotations
@@ -58,6 +60,16 @@ IdArgument = Annotated[
     ),
 ]
 ByOption = Annotated[str, typer.Option("--by", help="Who decides (recorded with the decision).")]
+AgentFilter = Annotated[
+    str | None,
+    typer.Option(
+        "--agent",
+        "-a",
+        envvar="SATCHEL_AGENT",
+        help="Only this agent's requests (default: every agent's).",
+        show_default=False,
+    ),
+]
 
 
 def parse_duration(text: str) -> timedelta:
@@ -119,13 +131,6 @@ async def _find(broker: PermissionBroker, request_id: str) -> ApprovalRequest:
     )
 
 
-async def _decide(
-    broker: PermissionBroker, request_id: str, decision: Decision, by: str
-) -> ApprovalRequest:
-    request = await _find(broker, request_id)
-    return await broker.resolve(request.id, decision, by=by)
-
-
 def _ago(moment: datetime | None) -> str:
     if moment is None:
         return "-"
@@ -141,6 +146,30 @@ def _ago(moment: datetime | None) -> str:
     return f"{word}{span}" if word else f"{span} ago"
 
 
+async def _own(broker: PermissionBroker, request_id: str, agent: str | None) -> ApprovalRequest:
+    """The request ``request_id`` (or the one its id starts with), checked to be
+    ``agent``'s when one is given.
+
+    Raises:
+        typer.BadParameter: No such request, several, or another agent's.
+    """
+    request = await _find(broker, request_id)
+    if agent is not None and request.agent != agent:
+        raise typer.BadParameter(
+            f"approval request {request_id!r} was asked by agent {request.agent!r}, not "
+            f"{agent!r} (--agent / SATCHEL_AGENT).",
+            param_hint="'ID'",
+        )
+    return request
+
+
+async def _decide(
+    broker: PermissionBroker, request_id: str, agent: str | None, decision: Decision, by: str
+) -> ApprovalRequest:
+    request = await _own(broker, request_id, agent)
+    return await broker.resolve(request.id, decision, by=by)
+
+
 def _row(request: ApprovalRequest) -> dict[str, Any]:
     return request.model_dump(mode="json")
 
@@ -151,10 +180,13 @@ def list_requests(
     all_: Annotated[
         bool, typer.Option("--all", help="Show decided and expired requests too.")
     ] = False,
+    agent: AgentFilter = None,
     json_: JsonFlag = False,
 ) -> None:
     """List pending approval requests (newest first)."""
     requests = _run(db, lambda b: b.list() if all_ else b.pending())
+    if agent is not None:
+        requests = [r for r in requests if r.agent == agent]
     if json_:
         echo_json([_row(r) for r in requests])
         return
@@ -182,10 +214,9 @@ def list_requests(
 
 
 @app.command("show")
-def show(request_id: IdArgument, db: DbOption = None) -> None:
+def show(request_id: IdArgument, db: DbOption = None, agent: AgentFilter = None) -> None:
     """Show one request in full, including the exact arguments that would run."""
-    request = _run(db, lambda b: _find(b, request_id))
-    echo_json(_row(request))
+    echo_json(_row(_run(db, lambda b: _own(b, request_id, agent))))
 
 
 @app.command("approve")
@@ -208,6 +239,7 @@ def approve(
         ),
     ] = False,
     by: ByOption = "cli",
+    agent: AgentFilter = None,
     json_: JsonFlag = False,
 ) -> None:
     """Approve a pending request: once by default, for a while with --for, or for good
@@ -220,7 +252,7 @@ def approve(
         decision = Decision.approve_for(parse_duration(for_))
     else:
         decision = Decision.approve_once()
-    request = _run(db, lambda b: _decide(b, request_id, decision, by))
+    request = _run(db, lambda b: _decide(b, request_id, agent, decision, by))
     if json_:
         echo_json(_row(request))
     else:
@@ -229,10 +261,14 @@ def approve(
 
 @app.command("deny")
 def deny(
-    request_id: IdArgument, db: DbOption = None, by: ByOption = "cli", json_: JsonFlag = False
+    request_id: IdArgument,
+    db: DbOption = None,
+    by: ByOption = "cli",
+    agent: AgentFilter = None,
+    json_: JsonFlag = False,
 ) -> None:
     """Deny a pending request; the waiting call is refused."""
-    request = _run(db, lambda b: _decide(b, request_id, Decision.deny(), by))
+    request = _run(db, lambda b: _decide(b, request_id, agent, Decision.deny(), by))
     if json_:
         echo_json(_row(request))
     else:

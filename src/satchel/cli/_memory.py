@@ -1,9 +1,13 @@
 """``satchel memory``: inspect and edit an agent's memory from the terminal.
 
 Every command takes ``--db`` (a path, or ``SATCHEL_DB``; default the store's default
-file) and ``--agent`` (default ``default``), prints rich tables for people and JSON with
-``--json``. Commands that only read refuse a database file that does not exist (a typo
-in ``--db`` must not look like an empty memory); commands that write create it.
+file) and ``--agent`` (or ``SATCHEL_AGENT``; default ``default``), prints tables, or JSON
+with ``--json``. Commands that only read refuse a database file that does not exist (a
+typo in ``--db`` must not look like an empty memory); commands that write create it.
+
+A command that writes as an agent first sets a new agent up with its starting blocks,
+as ``satchel serve`` does (``ensure_agent``: persona and human, or ``--template``'s);
+commands that only read never write, and show an agent no one used yet as empty.
 
 Export and import use JSON lines: a header line, then one line per block the agent owns
 (every field: id, version, timestamps, shares, ...) and one per conversation message,
@@ -31,6 +35,8 @@ from satchel._errors import (
     ToolRetry,
 )
 from satchel.builtin import TimeParser
+from satchel.cli import _agents
+from satchel.cli._agents import AgentOption, TemplateOption, as_agent
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
 from satchel.cli._export import export_lines, import_lines, parse_export
 from satchel.embed import default_embedder
@@ -73,7 +79,6 @@ DbOption = Annotated[
         show_default=False,
     ),
 ]
-AgentOption = Annotated[str, typer.Option("--agent", "-a", help="The agent whose memory to use.")]
 YesFlag = Annotated[
     bool,
     typer.Option("--yes", "-y", help="Give consent to writes that need a human's consent."),
@@ -258,13 +263,24 @@ def blocks(
 ) -> None:
     """List the agent's blocks (its own and those shared with it)."""
     kinds = [kind] if kind is not None else None
-    found = _run(lambda s: s.list_blocks(agent, kinds), open_store(db, create=False, embed=False))
+    found, known = _run(
+        lambda s: _agents.blocks_and_summary(s, agent, kinds),
+        open_store(db, create=False, embed=False),
+    )
     if as_json:
         echo_json([_dump(b) for b in found])
     elif not found:
-        stdout_console().print(f"No blocks for agent {agent!r}.")
+        stdout_console().print(Text(f"No blocks for agent {agent!r}.{_agents.unused_hint(known)}"))
     else:
         stdout_console().print(_blocks_table(found, agent))
+
+
+@app.command("agents")
+def agents(db: DbOption = None, as_json: JsonFlag = False) -> None:
+    """List the agents of the database: their blocks, archival entries and messages,
+    when each was created and last active, and the template it started from."""
+    found = _run(lambda s: s.describe_agents(), open_store(db, create=False, embed=False))
+    _agents.print_agents(found, as_json=as_json)
 
 
 @app.command("show")
@@ -309,6 +325,7 @@ def set_block(
     ] = Permission.READ_WRITE,
     db: DbOption = None,
     agent: AgentOption = "default",
+    template: TemplateOption = None,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
@@ -338,7 +355,9 @@ def set_block(
         )
         return after, before.chars
 
-    block, previous = _run(work, open_store(db, create=True, consent=yes))
+    block, previous = _run(
+        work, as_agent(open_store(db, create=True, consent=yes), agent, template)
+    )
     if previous is None:
         line = f"Created {block.kind.value} block {label!r} ({block.chars} chars)."
     else:
@@ -352,13 +371,15 @@ def append(
     text: Annotated[str, typer.Argument(metavar="TEXT", help="The text to add; `-` reads stdin.")],
     db: DbOption = None,
     agent: AgentOption = "default",
+    template: TemplateOption = None,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Append TEXT to a block, on a new line."""
     added = _value(text)
     block = _run(
-        lambda s: s.append_to_block(agent, label, added), open_store(db, create=True, consent=yes)
+        lambda s: s.append_to_block(agent, label, added),
+        as_agent(open_store(db, create=True, consent=yes), agent, template),
     )
     _done(as_json, block, f"Appended {len(added)} chars to {label!r} (now {_size(block)}).")
 
@@ -381,6 +402,7 @@ def configure(
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
+    template: TemplateOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Change a block's permission, char limit or description, keeping its text,
@@ -399,7 +421,7 @@ def configure(
         lambda s: s.configure_block(
             agent, label, permission=permission, char_limit=limit, description=description
         ),
-        open_store(db, create=False, embed=False),
+        as_agent(open_store(db, create=False, embed=False), agent, template),
     )
     shown = "no limit" if block.char_limit is None else f"limit {block.char_limit}"
     line = f"Configured {label!r}: {block.permission.value}, {shown}, version {block.version}."
@@ -411,13 +433,14 @@ def archive(
     label: LabelArgument,
     db: DbOption = None,
     agent: AgentOption = "default",
+    template: TemplateOption = None,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Move a block out of context into archival memory."""
     block = _run(
         lambda s: s.set_kind(agent, label, BlockKind.ARCHIVAL),
-        open_store(db, create=False, consent=yes),
+        as_agent(open_store(db, create=False, consent=yes), agent, template),
     )
     _done(as_json, block, f"Archived {label!r}.")
 
@@ -427,13 +450,14 @@ def load(
     label: LabelArgument,
     db: DbOption = None,
     agent: AgentOption = "default",
+    template: TemplateOption = None,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Load an archival block into context as working memory."""
     block = _run(
         lambda s: s.set_kind(agent, label, BlockKind.WORKING),
-        open_store(db, create=False, consent=yes),
+        as_agent(open_store(db, create=False, consent=yes), agent, template),
     )
     _done(as_json, block, f"Loaded {label!r} into working memory.")
 

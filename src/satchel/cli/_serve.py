@@ -4,7 +4,9 @@ What it serves is built in steps, so each feature has one place to go:
 
 1. At startup the memory store at ``--db`` (default: :func:`~satchel.memory.default_path`)
    and a :class:`~satchel.consent.PermissionBroker` on the same file are opened; both are
-   closed at shutdown.
+   closed at shutdown. The ``--agent`` is set up with its starting blocks the first time
+   it is served (:meth:`~satchel.memory.MemoryStore.ensure_agent`: ``persona`` and
+   ``human``, or ``--template``'s).
 2. :func:`build_catalog` gathers every tool: the built-in memory tools
    (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``) and
    each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
@@ -41,6 +43,7 @@ import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
+from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
 from satchel.cli._listen import (
@@ -59,7 +62,7 @@ from satchel.cli._serve_args import (
     parse_mount_header,
 )
 from satchel.consent import ApprovalPolicy, PermissionBroker
-from satchel.memory import MemoryStore, SQLiteStore
+from satchel.memory import AgentTemplate, MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore, is_postgres_url
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolResult
@@ -97,6 +100,8 @@ class ServeOptions:
     consent_wait: float = 5.0
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
+    template: AgentTemplate | None = None
+    """The starting blocks of a new agent; ``None`` for persona and human."""
 
 
 # -- what is served --------------------------------------------------------------------
@@ -291,6 +296,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             store = await SQLiteStore.open(path, embedder=_embedder(), consent=consent)
         stack.push_async_callback(store.close)
         logger.info("memory of agent %r at %s", options.agent, db if path is None else path)
+        await store.ensure_agent(options.agent, options.template)
         catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
         for spec in options.mounts:
             await stack.enter_async_context(
@@ -424,6 +430,7 @@ def serve(
             help="The memory database file (default: the data dir); also holds approvals.",
         ),
     ] = None,
+    template: TemplateOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -481,6 +488,7 @@ def serve(
         ),
         consent_wait=consent_wait,
         approve=approve,
+        template=resolve_template(template),
     )
     if db is None or not is_postgres_url(db):
         resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now

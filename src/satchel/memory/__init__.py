@@ -23,6 +23,9 @@
   sure each is: the share of the query's IDF mass an entry contains, plus its cosine,
   weighted equally (:mod:`satchel.memory._fusion` says why; ``bench/README.md`` has
   the figures).
+* **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
+  blocks the first time an agent is used (Letta's ``persona`` and ``human`` by
+  :func:`default_template`, or a :class:`AgentTemplate` from :func:`load_template`).
 
 Example:
     >>> from satchel.memory import BlockKind, SQLiteStore
@@ -34,6 +37,7 @@ Example:
 
 from satchel.memory._fusion import Fusion
 from satchel.memory._models import (
+    AgentSummary,
     Block,
     BlockKind,
     Domain,
@@ -57,11 +61,21 @@ from satchel.memory._permissions import (
     verdict,
 )
 from satchel.memory._protocol import MemoryStore, ProgressCallback
+from satchel.memory._template import (
+    AgentTemplate,
+    BlockTemplate,
+    default_template,
+    empty_template,
+    load_template,
+)
 from satchel.memory.sqlite import SQLiteStore, default_path
 
 __all__ = [
+    "AgentSummary",
+    "AgentTemplate",
     "Block",
     "BlockKind",
+    "BlockTemplate",
     "ConsentHandler",
     "ConsentRequest",
     "Domain",
@@ -82,6 +96,9 @@ __all__ = [
     "Verdict",
     "authorize",
     "default_path",
+    "default_template",
     "effective_permission",
+    "empty_template",
+    "load_template",
     "verdict",
 ]

@@ -347,6 +347,33 @@ class ImportReport(_Record):
     skipped: int = 0
 
 
+class AgentSummary(_Record):
+    """One agent of a store, as :meth:`~satchel.memory.MemoryStore.describe_agents`
+    lists it.
+
+    Attributes:
+        name: The agent.
+        blocks: Core and working blocks it owns.
+        archival: Archival entries (archival blocks) it owns.
+        messages: Conversation messages it owns.
+        created_at: When the agent was set up, or its first record was written.
+        last_active: When it last wrote a block or a message (or was set up).
+        initialised: Whether its starting blocks were created (see
+            :meth:`~satchel.memory.MemoryStore.ensure_agent`).
+        template: The name of the template it started from; ``None`` when it was
+            never set up, or was set up before satchel recorded templates.
+    """
+
+    name: str
+    blocks: int = 0
+    archival: int = 0
+    messages: int = 0
+    created_at: datetime | None = None
+    last_active: datetime | None = None
+    initialised: bool = False
+    template: str | None = None
+
+
 _ID_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
 _ROLES = ("user", "assistant", "system", "tool")
 

@@ -7,7 +7,9 @@ Conventions shared by every method:
 
 * The first argument, ``agent``, names the agent acting. Agents are created implicitly
   by their first write; an agent only ever sees its own memory plus the blocks shared
-  with it.
+  with it. :meth:`MemoryStore.ensure_agent` gives a new agent its starting blocks
+  (``persona`` and ``human`` by default), once; front ends call it when they start
+  acting as an agent.
 * A block is addressed by ``label``. The owner uses the bare label. A recipient of a
   shared block uses the bare label too, unless it owns a block with the same label
   (its own wins) or two owners shared that label with it; then it writes
@@ -35,6 +37,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from satchel.memory._models import (
     UNSET,
+    AgentSummary,
     Block,
     BlockKind,
     Domain,
@@ -48,6 +51,7 @@ from satchel.memory._models import (
     SearchMode,
     Unset,
 )
+from satchel.memory._template import AgentTemplate
 
 __all__ = ["MemoryStore", "ProgressCallback"]
 
@@ -293,6 +297,41 @@ class MemoryStore(Protocol):
         """Embed every block and message again with the store's embedder (after a model
         change, or to fill in vectors a crash left missing). Returns how many texts were
         embedded."""
+        ...
+
+    async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
+        """Set ``agent`` up with its starting blocks, the first time only.
+
+        The first call for an agent records it as set up and creates the template's
+        blocks (skipping a label the agent owns already); every later call does
+        nothing, so a starting block the user deleted or archived is not created
+        again. Safe when several processes set up the same agent at once: the blocks
+        are created exactly once. Bypasses the permission gate (an operator's set-up,
+        like :meth:`configure_block`).
+
+        Args:
+            agent: The agent.
+            template: The blocks to start with; ``None`` for
+                :func:`~satchel.memory.default_template` (Letta's ``persona`` and
+                ``human``), :func:`~satchel.memory.empty_template` for none.
+
+        Returns:
+            The blocks created now; empty when the agent was set up before.
+
+        Example:
+            >>> await store.ensure_agent("ada")  # doctest: +SKIP
+            [Block(label='persona', ...), Block(label='human', ...)]
+        """
+        ...
+
+    async def describe_agents(self, agent: str | None = None) -> list[AgentSummary]:
+        """Every agent that was set up or owns a block or a message, sorted by name,
+        with how many blocks, archival entries and messages it owns, when it was
+        created and last active, and the template it started from.
+
+        Args:
+            agent: Only this agent (an empty list when the store has never seen it).
+        """
         ...
 
     async def list_agents(self) -> list[str]:

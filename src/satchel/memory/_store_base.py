@@ -31,7 +31,7 @@ from typing import Any, Literal, Self, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import PermissionDeniedError, VersionConflictError
+from satchel._errors import AlreadyExistsError, PermissionDeniedError, VersionConflictError
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._block_rules import LevelChanged
 from satchel.memory._embedding import EmbedBatcher
@@ -39,6 +39,7 @@ from satchel.memory._fts import query_terms
 from satchel.memory._fusion import Fusion
 from satchel.memory._models import (
     UNSET,
+    AgentSummary,
     Block,
     BlockKind,
     Domain,
@@ -58,6 +59,7 @@ from satchel.memory._permissions import ConsentHandler, Operation, authorize
 from satchel.memory._protocol import ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
 from satchel.memory._store_steps import NewBlock, NewMessage, StoreSteps, TextDomain
+from satchel.memory._template import AgentTemplate, default_template
 from satchel.memory._transfer import MAX_EMBED_CHARS
 
 __all__ = ["StoreBase"]
@@ -439,6 +441,51 @@ class StoreBase(StoreSteps):
             content={"recipient": recipient, "permission": permission and permission.value},
         )
         return block
+
+    # --- agents --------------------------------------------------------------------
+
+    async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
+        """See :meth:`MemoryStore.ensure_agent`."""
+        validate_agent(agent)
+        if await self._is_set_up(agent):
+            return []
+        chosen = default_template() if template is None else template
+        blocks: list[tuple[NewBlock, F32 | None]] = []
+        for spec in chosen.blocks:
+            new = NewBlock(
+                agent=agent,
+                label=spec.label,
+                value=spec.value,
+                description=spec.description,
+                kind=spec.kind,
+                permission=spec.permission,
+                char_limit=spec.char_limit,
+                pinned=spec.pinned,
+                tags=(),
+                metadata=None,
+                hard_limit=self.hard_limit,
+            )
+            blocks.append((new, await self._embed_one(spec.value)))
+        for _ in range(_RETRIES):
+            try:
+                made = await self._initialise_agent(agent, chosen.name, blocks)
+            except AlreadyExistsError:  # a block of that label appeared meanwhile
+                continue
+            if made:
+                logger.info(
+                    "agent %r set up from template %r: %s",
+                    agent,
+                    chosen.name,
+                    ", ".join(b.label for b in made),
+                )
+            return made or []
+        raise VersionConflictError(f"setting up agent {agent!r} kept conflicting; try again")
+
+    async def describe_agents(self, agent: str | None = None) -> list[AgentSummary]:
+        """See :meth:`MemoryStore.describe_agents`."""
+        if agent is not None:
+            validate_agent(agent)
+        return await self._agent_summaries(agent)
 
     # --- messages ------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel.memory._models import (
+    AgentSummary,
     Block,
     BlockKind,
     Message,
@@ -177,6 +178,27 @@ class StoreSteps(RecordTransfer):
         """Apply :func:`~satchel.memory._block_rules.configured` to the block in one
         write that re-checks ``agent`` owns it; bump the version only when something
         changed. Text, tags, kind and vector stay as they are."""
+
+    @abstractmethod
+    async def _initialise_agent(
+        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
+    ) -> list[Block] | None:
+        """Record ``agent`` as set up from ``template`` and create each block whose
+        label it does not own yet, in one write; do nothing when it was set up before.
+
+        Returns the blocks created, or ``None`` when the agent was set up already.
+        Safe against another process doing the same at once: exactly one of them
+        creates the blocks.
+        """
+
+    @abstractmethod
+    async def _is_set_up(self, agent: str) -> bool:
+        """Whether ``agent`` was set up (a cheap read before embedding a template)."""
+
+    @abstractmethod
+    async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+        """Every agent that was set up or owns a block or a message (or only
+        ``agent``), sorted by name."""
 
     @abstractmethod
     async def _insert_message(self, new: NewMessage, vector: F32 | None) -> Message:

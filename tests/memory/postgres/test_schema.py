@@ -171,3 +171,27 @@ async def test_a_different_embedder_searches_without_vectors_until_reembed_adopt
     # The first store's model is no longer the database's: its vectors stay off.
     await pg_store.create_block("ada", "late", "zebra again", kind=BlockKind.ARCHIVAL)
     assert rows(pg_url, "SELECT count(*) FROM satchel_blocks WHERE embedding IS NULL") == [(1,)]
+
+
+async def test_upgrading_marks_agents_that_own_records_as_set_up(
+    empty_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = [m for m in MIGRATIONS if m.name != "0002_agents_initialised"]
+    monkeypatch.setattr(_migrations, "MIGRATIONS", before)
+    async with await PostgresStore.open(empty_url, embedder=None) as old:
+        await old.create_block("ada", "notes", "x")
+        await old.add_message("bob", "user", "hi")
+    monkeypatch.setattr(_migrations, "MIGRATIONS", MIGRATIONS)
+
+    async with await PostgresStore.open(empty_url, embedder=None) as store:
+        assert store.applied_migrations == ["0002_agents_initialised"]
+        summaries = await store.describe_agents()
+        used = [await store.ensure_agent(name) for name in ("ada", "bob")]
+        fresh = await store.ensure_agent("cyd")
+
+    assert [(s.name, s.initialised, s.template) for s in summaries] == [
+        ("ada", True, None),
+        ("bob", True, None),
+    ]
+    assert used == [[], []]
+    assert [b.label for b in fresh] == ["persona", "human"]

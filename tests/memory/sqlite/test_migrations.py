@@ -61,3 +61,38 @@ async def test_the_default_path_is_under_the_user_data_dir() -> None:
 
     assert default_path().name == "satchel.db"
     assert default_path().parent.name == "satchel"
+
+
+async def test_upgrading_marks_agents_that_own_records_as_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from satchel.memory.sqlite import _migrations
+
+    before = [m for m in MIGRATIONS if m.name != "0003_agents_initialised"]
+    monkeypatch.setattr(_migrations, "MIGRATIONS", before)
+    await (await SQLiteStore.open(tmp_path / "m.db", embedder=None)).close()
+    with sqlite3.connect(tmp_path / "m.db") as conn:  # rows as the old schema wrote them
+        conn.executescript(
+            "INSERT INTO agents (id, name) VALUES (1, 'ada'), (2, 'bob'), (3, 'cyd');"
+            "INSERT INTO blocks (id, agent_id, label, value, chars, kind, permission,"
+            " created_at, updated_at) VALUES ('b1', 1, 'notes', 'x', 1, 'core', 'read_write',"
+            " 1700000000000000, 1700000000000000);"
+            "INSERT INTO shares (block_pk, agent_id, permission) VALUES (1, 3, 'read_only');"
+            "INSERT INTO messages (id, agent_id, conversation_id, role, content, created_at)"
+            " VALUES ('m1', 2, 'default', 'user', 'hi', 1700000000000000);"
+        )
+    monkeypatch.setattr(_migrations, "MIGRATIONS", MIGRATIONS)
+
+    async with await SQLiteStore.open(tmp_path / "m.db", embedder=None) as store:
+        assert store.applied_migrations == ["0003_agents_initialised"]
+        summaries = await store.describe_agents()
+        used = [await store.ensure_agent(name) for name in ("ada", "bob")]
+        fresh = await store.ensure_agent("cyd")  # only received a share: never used
+
+    assert [(s.name, s.initialised, s.template) for s in summaries] == [
+        ("ada", True, None),
+        ("bob", True, None),
+    ]
+    assert all(s.created_at is not None and s.created_at.year == 2023 for s in summaries)
+    assert used == [[], []]
+    assert [b.label for b in fresh] == ["persona", "human"]

@@ -128,6 +128,26 @@ migration(
     """,
 )
 
+# One row per agent that was set up (its starting blocks created once, see
+# MemoryStore.ensure_agent). Agents that already own a block or a message get a row
+# with a NULL template, so an upgrade never adds starting blocks to an agent someone
+# already used.
+migration(
+    "0002_agents_initialised",
+    """
+    CREATE TABLE satchel_agents (
+        name text PRIMARY KEY,
+        created_at timestamptz NOT NULL DEFAULT now(),
+        template text
+    );
+    INSERT INTO satchel_agents (name, created_at)
+    SELECT agent, min(created_at) FROM (
+        SELECT agent, created_at FROM satchel_blocks
+        UNION ALL SELECT agent, created_at FROM satchel_messages
+    ) AS records GROUP BY agent;
+    """,
+)
+
 REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
 """The extensions the schema needs: pgvector, and unaccent for full-text search."""
 

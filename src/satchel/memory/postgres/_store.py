@@ -21,6 +21,7 @@ from satchel._errors import StorageError
 from satchel.embed import Embedder
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._models import (
+    AgentSummary,
     Block,
     BlockKind,
     ImportReport,
@@ -34,7 +35,7 @@ from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import SearchRequest
 from satchel.memory._store_base import NewBlock, NewMessage, StoreBase, TextDomain
-from satchel.memory.postgres import _blocks, _records
+from satchel.memory.postgres import _agents, _blocks, _records
 from satchel.memory.postgres._db import Conn, Database
 from satchel.memory.postgres._messages import (
     count_texts,
@@ -316,6 +317,22 @@ class PostgresStore(StoreBase):
                 description=description,
             )
         )
+
+    # --- agents: the database steps ------------------------------------------------
+
+    async def _initialise_agent(
+        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
+    ) -> list[Block] | None:
+        model = self._model
+        return await self._run(
+            lambda conn: _agents.initialise(conn, agent, template, blocks, model)
+        )
+
+    async def _is_set_up(self, agent: str) -> bool:
+        return await self._run(lambda conn: _agents.is_set_up(conn, agent))
+
+    async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+        return await self._run(lambda conn: _agents.summaries(conn, agent))
 
     # --- messages and search: the database steps ------------------------------------
 

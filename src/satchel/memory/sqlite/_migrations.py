@@ -174,6 +174,32 @@ migration(
 )
 
 
+# Agents record when they were first seen and whether (and from which template) their
+# starting blocks were created: ``initialised_at`` NULL means "never set up". Agents
+# that already own a block or a message are marked set up (template NULL), so an
+# upgrade never adds starting blocks to an agent someone already used.
+migration(
+    "0003_agents_initialised",
+    """
+        ALTER TABLE agents ADD COLUMN created_at INTEGER;
+        ALTER TABLE agents ADD COLUMN initialised_at INTEGER;
+        ALTER TABLE agents ADD COLUMN template TEXT;
+        UPDATE agents SET created_at = coalesce(
+            min(coalesce(first_block, first_message), coalesce(first_message, first_block)),
+            CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)
+        ) FROM (
+            SELECT a.id AS agent,
+                (SELECT min(created_at) FROM blocks WHERE agent_id = a.id) AS first_block,
+                (SELECT min(created_at) FROM messages WHERE agent_id = a.id) AS first_message
+            FROM agents AS a
+        ) AS firsts WHERE firsts.agent = agents.id;
+        UPDATE agents SET initialised_at = created_at
+        WHERE EXISTS (SELECT 1 FROM blocks WHERE agent_id = agents.id)
+           OR EXISTS (SELECT 1 FROM messages WHERE agent_id = agents.id);
+        """,
+)
+
+
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
     """The names of the migrations recorded in the database, in the order applied."""
     conn.execute(

@@ -76,7 +76,9 @@ def agent_id(conn: sqlite3.Connection, name: str, *, create: bool) -> int | None
         return int(row[0])
     if not create:
         return None
-    cursor = conn.execute("INSERT INTO agents (name) VALUES (?)", (name,))
+    cursor = conn.execute(
+        "INSERT INTO agents (name, created_at) VALUES (?, ?)", (name, to_us(datetime.now(UTC)))
+    )
     return int(cast(int, cursor.lastrowid))
 
 

@@ -24,6 +24,7 @@ import platformdirs
 from satchel.embed import Embedder
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._models import (
+    AgentSummary,
     Block,
     BlockKind,
     ImportReport,
@@ -37,7 +38,7 @@ from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import SearchRequest
 from satchel.memory._store_base import NewBlock, NewMessage, StoreBase, TextDomain
-from satchel.memory.sqlite import _blocks, _records
+from satchel.memory.sqlite import _agents, _blocks, _records
 from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._messages import (
     BLOCKS,
@@ -324,6 +325,19 @@ class SQLiteStore(StoreBase):
                 description=description,
             )
         )
+
+    # --- agents: the database steps ------------------------------------------------
+
+    async def _initialise_agent(
+        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
+    ) -> list[Block] | None:
+        return await self._write(lambda conn: _agents.initialise(conn, agent, template, blocks))
+
+    async def _is_set_up(self, agent: str) -> bool:
+        return await self._read(lambda conn: _agents.is_set_up(conn, agent))
+
+    async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+        return await self._read(lambda conn: _agents.summaries(conn, agent))
 
     # --- messages and search: the database steps ------------------------------------
 
