@@ -12,6 +12,7 @@ oldest first. Importing into a fresh database and exporting again gives the same
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -31,8 +32,8 @@ from satchel._errors import (
     ToolRetry,
 )
 from satchel.builtin import TimeParser
+from satchel.cli._backup import check_export, import_export, import_source, write_export
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
-from satchel.cli._export import export_lines, import_lines, parse_export
 from satchel.embed import default_embedder
 from satchel.memory import (
     Block,
@@ -498,6 +499,15 @@ def _time(text: str | None, option: str, *, end: bool) -> datetime | None:
         raise typer.BadParameter(exc.message, param_hint=f"'{option}'") from None
 
 
+AllAgentsFlag = Annotated[
+    bool,
+    typer.Option(
+        "--all-agents",
+        help="Every agent's records: export the whole store, or restore such an export.",
+    ),
+]
+
+
 @app.command("export")
 def export(
     file: Annotated[
@@ -508,15 +518,21 @@ def export(
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
+    all_agents: AllAgentsFlag = False,
 ) -> None:
-    """Export the agent's blocks and messages as JSON lines."""
-    lines = _run(lambda s: export_lines(s, agent), open_store(db, create=False, embed=False))
-    text = "".join(line + "\n" for line in lines)
-    if file is None:
-        sys.stdout.write(text)
-    else:
-        file.write_text(text, encoding="utf-8")
-        stderr_console().print(f"Exported {len(lines) - 1} records to {file}.")
+    """Export the agent's blocks and messages (or, with --all-agents, the whole store)
+    as JSON lines."""
+    whose = None if all_agents else agent
+    with (
+        contextlib.nullcontext(sys.stdout)
+        if file is None
+        else file.open("w", encoding="utf-8", newline="\n") as out
+    ):
+        count = _run(
+            lambda s: write_export(s, whose, out), open_store(db, create=False, embed=False)
+        )
+    if file is not None:
+        stderr_console().print(f"Exported {count} records to {file}.")
 
 
 @app.command("import")
@@ -525,6 +541,8 @@ def import_(
         str, typer.Argument(metavar="FILE", help="A file written by export; `-` reads stdin.")
     ],
     db: DbOption = None,
+    agent: AgentOption = "default",
+    all_agents: AllAgentsFlag = False,
     on_conflict: Annotated[
         OnConflict,
         typer.Option(
@@ -532,23 +550,25 @@ def import_(
             help="When a record exists already: error (import nothing), skip it, or replace it.",
         ),
     ] = "error",
+    as_json: JsonFlag = False,
 ) -> None:
     """Import blocks and messages from an export, exactly as they were (ids, versions,
-    timestamps, shares), then embed them for search."""
-    if file == "-":
-        source = sys.stdin.read()
-    else:
-        path = Path(file)
-        if not path.is_file():
-            raise typer.BadParameter(f"there is no file {file!r}.", param_hint="'FILE'")
-        source = path.read_text(encoding="utf-8")
-    records = parse_export(source.splitlines())
-
-    count = _run(
-        lambda store: import_lines(store, records, on_conflict=on_conflict),
-        open_store(db, create=True),
-    )
-    stderr_console().print(f"Imported {count} records.")
+    timestamps, shares), then embed them for search. The export must be the agent's own
+    (its header names --agent); --all-agents restores a whole-store export. All or
+    nothing: the file is checked in full first, then written in one transaction."""
+    whose = None if all_agents else agent
+    with import_source(file) as source:
+        show = not as_json and stderr_console().is_terminal
+        total = check_export(source, whose, show=show)
+        report = _run(
+            lambda store: import_export(store, source, whose, on_conflict, total, show=show),
+            open_store(db, create=True),
+        )
+    if as_json:
+        echo_json(report.model_dump())
+        return
+    skipped = f" ({report.skipped} skipped: stored already)" if report.skipped else ""
+    stderr_console().print(f"Imported {report.blocks + report.messages} records{skipped}.")
 
 
 @app.command("reembed")
