@@ -5,9 +5,11 @@ file) and ``--agent`` (default ``default``), prints rich tables for people and J
 ``--json``. Commands that only read refuse a database file that does not exist (a typo
 in ``--db`` must not look like an empty memory); commands that write create it.
 
-Export and import use JSON lines: a header line, then one line per block the agent owns
-(every field: id, version, timestamps, shares, ...) and one per conversation message,
-oldest first. Importing into a fresh database and exporting again gives the same bytes.
+Export and import use JSON lines: a header line naming the agent, then one line per
+block the agent owns (every field: id, version, timestamps, shares, ...) and one per
+conversation message, oldest first. Importing into a fresh database and exporting again
+gives the same bytes. The format is :mod:`satchel.cli._export`; streaming, the two import
+passes and the progress bars are :mod:`satchel.cli._backup`.
 """
 
 from __future__ import annotations
