@@ -220,3 +220,17 @@ def test_import_on_a_terminal_shows_a_progress_bar(tmp_path: Path) -> None:
     assert "Importing" in text
     assert "6/6" in text
     assert "Imported 6 records." in text
+
+
+def test_an_older_export_with_raw_line_separators_in_text_still_imports(
+    db: Path, tmp_path: Path
+) -> None:
+    raw = "a\u2028b\u2029c\u0085d"
+    older = tmp_path / "older.jsonl"
+    line = json.dumps({"type": "block", "block": {**BLOCK, "value": raw}}, ensure_ascii=False)
+    older.write_text(json.dumps(HEADER) + "\n" + line + "\n", encoding="utf-8")
+    assert "\u2028" in older.read_text(encoding="utf-8")
+
+    ok(db, "import", str(older))
+
+    assert seed(db, lambda s: s.get_block("default", "notes")).value == raw
