@@ -234,3 +234,20 @@ def test_an_older_export_with_raw_line_separators_in_text_still_imports(
     ok(db, "import", str(older))
 
     assert seed(db, lambda s: s.get_block("default", "notes")).value == raw
+
+
+def test_a_failed_export_leaves_the_file_it_would_replace_untouched(tmp_path: Path) -> None:
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text("yesterday's backup\n")
+
+    one_error_line(run(tmp_path / "missing.db", "export", str(backup)), 2, "missing.db")
+
+    assert backup.read_text() == "yesterday's backup\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["backup.jsonl"]
+
+
+def test_an_export_into_a_missing_directory_is_one_error_line(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    seed(db, _rich_memory)
+
+    one_error_line(run(db, "export", str(tmp_path / "nope" / "x.jsonl")), 2, "nope")

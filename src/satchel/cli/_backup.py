@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import IO, TextIO
+from typing import IO
 
 import typer
 from rich.progress import (
@@ -38,10 +38,10 @@ from satchel.cli._common import stderr_console
 from satchel.cli._export import export_lines, read_export
 from satchel.memory import Block, ImportReport, MemoryStore, Message, OnConflict
 
-__all__ = ["check_export", "import_export", "import_source", "write_export"]
+__all__ = ["check_export", "export_target", "import_export", "import_source", "write_export"]
 
 
-async def write_export(store: MemoryStore, agent: str | None, out: TextIO) -> int:
+async def write_export(store: MemoryStore, agent: str | None, out: IO[str]) -> int:
     """Write the export of ``agent`` (``None``: every agent) to ``out`` line by line;
     return the number of records written."""
     lines = -1  # the header is not a record
@@ -49,6 +49,34 @@ async def write_export(store: MemoryStore, agent: str | None, out: TextIO) -> in
         out.write(line + "\n")
         lines += 1
     return lines
+
+
+@contextlib.contextmanager
+def export_target(file: Path | None) -> Generator[IO[str]]:
+    """Where an export goes: stdout, or a temporary file beside ``file`` that replaces
+    it only once the export is complete (a failed export leaves ``file`` untouched).
+
+    Raises:
+        typer.BadParameter: ``file``'s directory does not exist.
+    """
+    if file is None:
+        yield sys.stdout
+        return
+    if not file.parent.is_dir():
+        raise typer.BadParameter(
+            f"there is no directory {str(file.parent)!r} to write {file.name!r} in.",
+            param_hint="'FILE'",
+        )
+    with tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", newline="\n", dir=file.parent, prefix=f".{file.name}.", delete=False
+    ) as out:
+        try:
+            yield out
+        except BaseException:
+            out.close()
+            os.unlink(out.name)
+            raise
+    os.replace(out.name, file)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,6 @@ passes and the progress bars are :mod:`satchel.cli._backup`.
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -34,7 +33,13 @@ from satchel._errors import (
     ToolRetry,
 )
 from satchel.builtin import TimeParser
-from satchel.cli._backup import check_export, import_export, import_source, write_export
+from satchel.cli._backup import (
+    check_export,
+    export_target,
+    import_export,
+    import_source,
+    write_export,
+)
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
 from satchel.embed import default_embedder
 from satchel.memory import (
@@ -525,11 +530,7 @@ def export(
     """Export the agent's blocks and messages (or, with --all-agents, the whole store)
     as JSON lines."""
     whose = None if all_agents else agent
-    with (
-        contextlib.nullcontext(sys.stdout)
-        if file is None
-        else file.open("w", encoding="utf-8", newline="\n") as out
-    ):
+    with export_target(file) as out:
         count = _run(
             lambda s: write_export(s, whose, out), open_store(db, create=False, embed=False)
         )
