@@ -383,10 +383,11 @@ def test_importing_records_that_exist_already_imports_nothing(db: Path, tmp_path
         ("", ("empty",)),
         ('{"format": "something-else", "version": 1}\n', ("line 1",)),
         (
-            '{"format": "satchel-memory", "version": 1}\n{"type": "block", "block": {}}\n',
+            '{"format": "satchel-memory", "version": 1, "agent": "default"}\n'
+            '{"type": "block", "block": {}}\n',
             ("line 2",),
         ),
-        ('{"format": "satchel-memory", "version": 1}\nnot json\n', ("line 2",)),
+        ('{"format": "satchel-memory", "version": 1, "agent": "default"}\nnot json\n', ("line 2",)),
     ],
 )
 def test_a_malformed_import_file_names_the_bad_line(

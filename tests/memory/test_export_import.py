@@ -1,16 +1,19 @@
 """Contract: export streams every record exactly as stored, import restores it exactly
-(ids, versions, times, shares) without the permission gate, conflicts follow
-``on_conflict``, a bad record leaves its batch unwritten, and list_agents names every
-owner. Plus one move from SQLite to PostgreSQL."""
+(ids, versions, times, shares) without the permission gate but never sharing above a
+block's permission, conflicts follow ``on_conflict``, a bad record or a conflict
+anywhere leaves nothing of the import written, and list_agents names every owner. Plus
+one move from SQLite to PostgreSQL."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from satchel import AlreadyExistsError
+from satchel import AlreadyExistsError, PermissionDeniedError
 from satchel.memory import (
     Block,
     BlockKind,
@@ -237,3 +240,91 @@ async def test_records_move_from_sqlite_to_postgres_unchanged(
         assert hits[0].vector_rank is not None
         hits = await target.search("bob", "ferry", domains=Domain.CONVERSATIONS)
         assert [h.text for h in hits] == ["message 2 about the harbour ferry"]
+
+
+# --- issue 11: imports cannot grant more than the gate, and are all or nothing ----------
+
+
+async def test_an_import_cannot_share_a_block_above_its_own_permission(
+    store: MemoryStore,
+) -> None:
+    await populate(store)
+    before = await export_all(store)
+    hostile = Block(
+        id="h1", agent="ada", label="locked", value="do not delete",
+        permission=Permission.READ_ONLY, shares={"bob": Permission.ADMIN},
+        created_at=T0, updated_at=T0,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="above the block's own permission 'read_only'"):
+        await store.import_records([hostile])
+    assert await export_all(store) == before
+    at_most = hostile.model_copy(update={"shares": {"bob": Permission.READ_ONLY}})
+    await store.import_records([at_most])
+    with pytest.raises(PermissionDeniedError):
+        await store.delete_block("bob", "ada/locked")
+
+
+def _deep(levels: int) -> dict[str, object]:
+    value: dict[str, object] = {}
+    for _ in range(levels):
+        value = {"a": value}
+    return value
+
+
+_BLOCK = Block(id="b-new", agent="ada", label="new", value="v", created_at=T0, updated_at=T0)
+_MESSAGE = Message(id="m-new", agent="ada", role="user", content="hi", created_at=T0)
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        (_BLOCK.model_copy(update={"value": "half \ud800 a pair"}), "value holds a lone surrogate"),
+        (_MESSAGE.model_copy(update={"content": "\udfff"}), "content holds a lone surrogate"),
+        (_BLOCK.model_copy(update={"tags": ("ok", "\ud83d")}), "a tag holds a lone surrogate"),
+        (_MESSAGE.model_copy(update={"metadata": {"k": ["\udc00"]}}), "metadata holds a lone"),
+        (_BLOCK.model_copy(update={"version": 2**70}), "version must be from 1 to 2147483647"),
+        (_BLOCK.model_copy(update={"version": 2**31}), "version must be from 1"),
+        (_BLOCK.model_copy(update={"char_limit": 2**70}), "char_limit must be from 0"),
+        (_BLOCK.model_copy(update={"metadata": _deep(5_000)}), "metadata is nested too deeply"),
+    ],
+)
+async def test_an_unstorable_record_is_refused_with_a_value_error_and_nothing_is_written(
+    store: MemoryStore, record: Block | Message, problem: str
+) -> None:
+    await populate(store)
+    before = await export_all(store)
+    with pytest.raises(ValueError, match=f"import record 1 .*{re.escape(problem)}"):
+        await store.import_records([_MESSAGE.model_copy(update={"id": "first"}), record])
+    assert await export_all(store) == before
+
+
+async def test_a_conflict_in_a_later_batch_leaves_nothing_of_the_earlier_batches(
+    store: MemoryStore,
+) -> None:
+    await populate(store)
+    before = await export_all(store)
+    fresh = [
+        Message(id=f"new-{i}", agent="eve", role="user", content=f"m {i}", created_at=T0)
+        for i in range(5)
+    ]
+    with pytest.raises(AlreadyExistsError):
+        await store.import_records([*fresh, before[-1]], batch_size=2)
+    with pytest.raises(ValueError, match="import record 5"):
+        await store.import_records([*fresh, _BLOCK.model_copy(update={"version": 0})], batch_size=2)
+    assert await export_all(store) == before
+    assert await store.list_agents() == ["ada", "bob"]
+
+
+async def test_a_source_that_breaks_midway_leaves_nothing_written(store: MemoryStore) -> None:
+    pulled: list[int] = []
+
+    def records() -> Iterator[Message]:
+        for i in range(10):
+            pulled.append(i)
+            yield Message(id=f"s-{i}", agent="eve", role="user", content=f"{i}", created_at=T0)
+        raise RuntimeError("the source broke after 10 records")
+
+    with pytest.raises(RuntimeError, match="source broke"):
+        await store.import_records(records(), batch_size=4)
+    assert pulled == list(range(10))
+    assert await export_all(store) == []

@@ -2,27 +2,43 @@
 
 A header line (``{"format": "satchel-memory", "version": 1, "agent": ...}``), then
 one line per block and per message, in the store's own export order, with keys
-sorted: the same memory always gives the same bytes. Import restores the records
-exactly through :meth:`~satchel.memory.MemoryStore.import_records`.
+sorted: the same memory always gives the same bytes. ``agent`` names the one agent the
+file holds; it is ``null`` in a whole-store export (``--all-agents``).
+
+Lines end at ``\\n`` and nowhere else. Text keeps every Unicode character as it is,
+except U+2028, U+2029 and U+0085, which are written as JSON escapes so that no
+line-splitting tool (Python's ``str.splitlines``, JavaScript) breaks a record in two.
+
+Import streams: :func:`read_export` checks one line at a time, so a file of any size
+is read with flat memory; a bad line is a usage error naming its line. Which agent an
+import writes to (the rule :func:`read_export` enforces):
+
+* a file whose header names agent ``X`` holds only ``X``'s records (a line owned by
+  anyone else is refused), and imports only as ``--agent X``;
+* a whole-store export (header ``agent: null``) imports only with ``--all-agents``,
+  the operator's explicit whole-database restore.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import IO, Any, cast
 
 import typer
 from pydantic import ValidationError
 
-from satchel.memory import Block, MemoryStore, Message, OnConflict, SearchHit
-from satchel.memory._models import validate_agent, validate_label
+from satchel.memory import Block, MemoryStore, Message, SearchHit
+from satchel.memory._models import check_restorable, validate_agent
 
-__all__ = ["EXPORT_FORMAT", "export_lines", "import_lines", "parse_export"]
+__all__ = ["EXPORT_FORMAT", "export_lines", "read_export"]
 
 EXPORT_FORMAT = "satchel-memory"
 """The ``format`` of an export's header line."""
 _EXPORT_VERSION = 1
+
+# Line breaks for str.splitlines (and JavaScript) that json.dumps leaves raw.
+_ESCAPES = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\u0085": "\\u0085"})
 
 
 def _dump(record: Block | Message | SearchHit) -> dict[str, Any]:
@@ -30,70 +46,153 @@ def _dump(record: Block | Message | SearchHit) -> dict[str, Any]:
 
 
 def _line(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text.translate(_ESCAPES)
 
 
-async def export_lines(store: MemoryStore, agent: str) -> list[str]:
-    """The export of ``agent``: a header line, its own blocks (kind, then label order),
-    then its messages, oldest first. Deterministic: the same memory gives the same
-    lines."""
-    lines = [_line({"format": EXPORT_FORMAT, "version": _EXPORT_VERSION, "agent": agent})]
+async def export_lines(store: MemoryStore, agent: str | None) -> AsyncIterator[str]:
+    """The export of ``agent`` (``None``: of every agent), line by line, without the
+    line ends: a header line, the blocks (owner, then label order), then the messages
+    (owner, then oldest first). Deterministic: the same memory gives the same lines."""
+    yield _line({"format": EXPORT_FORMAT, "version": _EXPORT_VERSION, "agent": agent})
     async for record in store.export_records(agent):
         if isinstance(record, Block):
-            lines.append(_line({"type": "block", "block": _dump(record)}))
+            yield _line({"type": "block", "block": _dump(record)})
         else:
-            lines.append(_line({"type": "message", "message": _dump(record)}))
-    return lines
+            yield _line({"type": "message", "message": _dump(record)})
 
 
-def parse_export(lines: Iterable[str]) -> list[Block | Message]:
-    """Validate every line of an export; a bad one is a usage error naming its line."""
-    records: list[Block | Message] = []
+def _bad(number: int, problem: str) -> typer.BadParameter:
+    detail = " ".join(problem.split())
+    if len(detail) > 300:
+        detail = detail[:297] + "..."
+    if not detail.endswith((".", "?", "!")):
+        detail += "."
+    return typer.BadParameter(f"line {number}: {detail}", param_hint="'FILE'")
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1})"
+        ) from None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON: {exc.msg} at column {exc.colno}") from None
+
+
+def _object(data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    return cast(dict[str, Any], data)
+
+
+def _header_agent(data: Any) -> str | None:
+    header = _object(data)
+    if header.get("format") != EXPORT_FORMAT or header.get("version") != _EXPORT_VERSION:
+        raise ValueError(f"not a {EXPORT_FORMAT} v{_EXPORT_VERSION} export header")
+    agent = header.get("agent")
+    if agent is not None and not isinstance(agent, str):
+        raise ValueError("the header's agent must be a name or null")
+    return None if agent is None else validate_agent(agent)
+
+
+def _record(data: Any) -> Block | Message:
+    line = _object(data)
+    kind = line.get("type")
+    try:
+        if kind == "block":
+            record: Block | Message = Block.model_validate(line.get("block"))
+        elif kind == "message":
+            record = Message.model_validate(line.get("message"))
+        else:
+            raise ValueError(f"unknown record type {kind!r}")
+    except ValidationError as exc:
+        error = exc.errors(include_url=False, include_input=False)[0]
+        where = ".".join(str(part) for part in error["loc"]) or str(kind)
+        raise ValueError(f"{kind} field {where!r}: {error['msg']}") from None
+    name = f"block {record.label!r}" if isinstance(record, Block) else f"message {record.id!r}"
+    try:
+        check_restorable(record)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    return record
+
+
+def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """Numbered lines split at ``\\n`` only (iterating a binary file does exactly that;
+    ``str.splitlines`` would also split at U+2028 and friends)."""
+    for number, raw in enumerate(stream, 1):
+        yield number, raw.rstrip(b"\r\n")
+
+
+def read_export(
+    stream: IO[bytes],
+    *,
+    agent: str | None,
+    progress: Callable[[int], None] | None = None,
+) -> Iterator[Block | Message]:
+    """The records of an export, checked one line at a time as they are read.
+
+    Args:
+        stream: The export, opened in binary mode.
+        agent: The agent the import writes to: the header must name it and every
+            record must belong to it. ``None`` is the operator's whole-store restore
+            (``--all-agents``): a whole-store file, or any agent's file, whose records
+            may then name any agent (but a file that names its agent still holds only
+            that agent's records).
+        progress: Called with the number of bytes read so far, after each line.
+
+    Raises:
+        typer.BadParameter: A line is not a valid record or breaks the rule above;
+            the message names the line and the problem.
+    """
+    read = 0
+    header: str | None = None
     header_seen = False
-    for number, raw in enumerate(lines, 1):
+    for number, raw in _lines(stream):
+        read += len(raw) + 1
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
+            data = _decode(raw)
             if not header_seen:
-                if data.get("format") != EXPORT_FORMAT or data.get("version") != _EXPORT_VERSION:  # pyright: ignore[reportUnknownMemberType]
-                    raise ValueError(f"not a {EXPORT_FORMAT} v{_EXPORT_VERSION} export header")
-                header_seen = True
-                continue
-            kind = data.get("type")  # pyright: ignore[reportUnknownMemberType,reportUnknownVariableType]
-            if kind == "block":
-                block = Block.model_validate(data.get("block"))  # pyright: ignore[reportUnknownMemberType]
-                validate_label(block.label)
-                for name in (block.agent, *block.shares):
-                    validate_agent(name)
-                records.append(block)
-            elif kind == "message":
-                message = Message.model_validate(data.get("message"))  # pyright: ignore[reportUnknownMemberType]
-                validate_agent(message.agent)
-                records.append(message)
+                header, header_seen = _header_agent(data), True
+                _check_target(header, agent)
             else:
-                raise ValueError(f"unknown record type {kind!r}")
-        except (ValueError, ValidationError) as exc:
-            detail = " ".join(str(exc).split())[:200]
-            raise typer.BadParameter(f"line {number}: {detail}", param_hint="'FILE'") from None
+                record = _record(data)
+                if header is not None and record.agent != header:
+                    raise ValueError(_foreign(record, header))
+                yield record
+        except ValueError as exc:
+            raise _bad(number, str(exc)) from None
+        if progress is not None:
+            progress(read)
     if not header_seen:
         raise typer.BadParameter("the file is empty, not an export.", param_hint="'FILE'")
-    return records
 
 
-async def import_lines(
-    store: MemoryStore, records: Sequence[Block | Message], *, on_conflict: OnConflict = "error"
-) -> int:
-    """Restore ``records`` exactly (ids, versions, timestamps, shares), all or none, and
-    embed them for search, through the store's own
-    :meth:`~satchel.memory.MemoryStore.import_records`.
-
-    Raises:
-        AlreadyExistsError: A block or message in ``records`` exists already.
-    """
-    report = await store.import_records(
-        records, on_conflict=on_conflict, batch_size=max(1, len(records))
+def _check_target(header: str | None, agent: str | None) -> None:
+    if agent is None or header == agent:
+        return
+    if header is None:
+        raise ValueError(
+            "this is a whole-store export (records of every agent); restore it with --all-agents"
+        )
+    raise ValueError(
+        f"this export holds the memory of agent {header!r}, not {agent!r}; import it "
+        f"with --agent {header}"
     )
-    return report.blocks + report.messages
+
+
+def _foreign(record: Block | Message, header: str) -> str:
+    what = f"block {record.label!r}" if isinstance(record, Block) else f"message {record.id!r}"
+    return (
+        f"{what} belongs to agent {record.agent!r}, but this export is of agent "
+        f"{header!r}; nothing was imported"
+    )

@@ -9,9 +9,11 @@ A command that writes as an agent first sets a new agent up with its starting bl
 as ``satchel serve`` does (``ensure_agent``: persona and human, or ``--template``'s);
 commands that only read never write, and show an agent no one used yet as empty.
 
-Export and import use JSON lines: a header line, then one line per block the agent owns
-(every field: id, version, timestamps, shares, ...) and one per conversation message,
-oldest first. Importing into a fresh database and exporting again gives the same bytes.
+Export and import use JSON lines: a header line naming the agent, then one line per
+block the agent owns (every field: id, version, timestamps, shares, ...) and one per
+conversation message, oldest first. Importing into a fresh database and exporting again
+gives the same bytes. The format is :mod:`satchel.cli._export`; streaming, the two import
+passes and the progress bars are :mod:`satchel.cli._backup`.
 """
 
 from __future__ import annotations
@@ -37,8 +39,14 @@ from satchel._errors import (
 from satchel.builtin import TimeParser
 from satchel.cli import _agents
 from satchel.cli._agents import AgentOption, TemplateOption, as_agent
+from satchel.cli._backup import (
+    check_export,
+    export_target,
+    import_export,
+    import_source,
+    write_export,
+)
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
-from satchel.cli._export import export_lines, import_lines, parse_export
 from satchel.embed import default_embedder
 from satchel.memory import (
     Block,
@@ -541,6 +549,15 @@ def _time(text: str | None, option: str, *, end: bool) -> datetime | None:
         raise typer.BadParameter(exc.message, param_hint=f"'{option}'") from None
 
 
+AllAgentsFlag = Annotated[
+    bool,
+    typer.Option(
+        "--all-agents",
+        help="Every agent's records: export the whole store, or restore such an export.",
+    ),
+]
+
+
 @app.command("export")
 def export(
     file: Annotated[
@@ -551,20 +568,17 @@ def export(
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
+    all_agents: AllAgentsFlag = False,
 ) -> None:
-    """Export the agent's blocks and messages as JSON lines."""
-    if file is not None and not file.parent.is_dir():
-        raise typer.BadParameter(
-            f"there is no folder {str(file.parent)!r} to write {file.name!r} into.",
-            param_hint="'FILE'",
+    """Export the agent's blocks and messages (or, with --all-agents, the whole store)
+    as JSON lines."""
+    whose = None if all_agents else agent
+    with export_target(file) as out:
+        count = _run(
+            lambda s: write_export(s, whose, out), open_store(db, create=False, embed=False)
         )
-    lines = _run(lambda s: export_lines(s, agent), open_store(db, create=False, embed=False))
-    text = "".join(line + "\n" for line in lines)
-    if file is None:
-        sys.stdout.write(text)
-    else:
-        file.write_text(text, encoding="utf-8")
-        stderr_console().print(f"Exported {len(lines) - 1} records to {file}.")
+    if file is not None:
+        stderr_console().print(f"Exported {count} records to {file}.")
 
 
 @app.command("import")
@@ -573,6 +587,8 @@ def import_(
         str, typer.Argument(metavar="FILE", help="A file written by export; `-` reads stdin.")
     ],
     db: DbOption = None,
+    agent: AgentOption = "default",
+    all_agents: AllAgentsFlag = False,
     on_conflict: Annotated[
         OnConflict,
         typer.Option(
@@ -580,23 +596,25 @@ def import_(
             help="When a record exists already: error (import nothing), skip it, or replace it.",
         ),
     ] = "error",
+    as_json: JsonFlag = False,
 ) -> None:
     """Import blocks and messages from an export, exactly as they were (ids, versions,
-    timestamps, shares), then embed them for search."""
-    if file == "-":
-        source = sys.stdin.read()
-    else:
-        path = Path(file)
-        if not path.is_file():
-            raise typer.BadParameter(f"there is no file {file!r}.", param_hint="'FILE'")
-        source = path.read_text(encoding="utf-8")
-    records = parse_export(source.splitlines())
-
-    count = _run(
-        lambda store: import_lines(store, records, on_conflict=on_conflict),
-        open_store(db, create=True),
-    )
-    stderr_console().print(f"Imported {count} records.")
+    timestamps, shares), then embed them for search. The export must be the agent's own
+    (its header names --agent); --all-agents restores a whole-store export. All or
+    nothing: the file is checked in full first, then written in one transaction."""
+    whose = None if all_agents else agent
+    with import_source(file) as source:
+        show = not as_json and stderr_console().is_terminal
+        total = check_export(source, whose, show=show)
+        report = _run(
+            lambda store: import_export(store, source, whose, on_conflict, total, show=show),
+            open_store(db, create=True),
+        )
+    if as_json:
+        echo_json(report.model_dump())
+        return
+    skipped = f" ({report.skipped} skipped: stored already)" if report.skipped else ""
+    stderr_console().print(f"Imported {report.blocks + report.messages} records{skipped}.")
 
 
 @app.command("reembed")

@@ -31,6 +31,7 @@ __all__ = [
     "SearchMode",
     "Unset",
     "check_import_record",
+    "check_restorable",
     "dump_json",
     "normalise_tags",
     "utc_now",
@@ -377,15 +378,97 @@ class AgentSummary(_Record):
 _ID_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
 _ROLES = ("user", "assistant", "system", "tool")
 
+# The largest version or char_limit every backend can store (PostgreSQL keeps them in
+# integer columns); an import refuses a larger one.
+_MAX_STORED_INT: Final = 2**31 - 1
+
+
+def _encodable(name: str, text: str) -> None:
+    """Refuse a string UTF-8 cannot encode (a lone surrogate, which no database stores)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} holds a lone surrogate (U+{ord(text[exc.start]):04X} at character "
+            f"{exc.start}), which is not text"
+        ) from None
+
+
+def _check_texts(record: Block | Message) -> None:
+    fields = {"id": record.id, "agent": record.agent}
+    if isinstance(record, Block):
+        fields |= {"label": record.label, "value": record.value, "description": record.description}
+        for name in record.shares:
+            _encodable("a share's agent name", name)
+    else:
+        fields |= {"conversation_id": record.conversation_id, "content": record.content}
+    for name, text in fields.items():
+        _encodable(name, text)
+    for tag in record.tags:
+        _encodable("a tag", tag)
+
+
+def _check_block(block: Block) -> None:
+    validate_label(block.label)
+    for name, level in block.shares.items():
+        validate_agent(name)
+        if level > block.permission:
+            # The gate's rule (satchel.memory._permissions.authorize): never share above
+            # the block's own permission, or a friend gets more than the owner has.
+            raise ValueError(
+                f"the share with {name!r} is {level.value!r}, above the block's own "
+                f"permission {block.permission.value!r}"
+            )
+    if block.agent in block.shares:
+        raise ValueError("a block cannot be shared with its own owner")
+    if not 1 <= block.version <= _MAX_STORED_INT:
+        raise ValueError(f"version must be from 1 to {_MAX_STORED_INT}")
+    if block.char_limit is not None and not 0 <= block.char_limit <= _MAX_STORED_INT:
+        raise ValueError(f"char_limit must be from 0 to {_MAX_STORED_INT}")
+
+
+def check_restorable(record: Block | Message) -> None:
+    """Check that ``record`` can be restored exactly; the rules are those of
+    :func:`check_import_record`.
+
+    Raises:
+        ValueError: The record is invalid; the message says why.
+    """
+    try:
+        _check_texts(record)
+        if not _ID_RE.match(record.id):
+            raise ValueError("the id must be 1-256 characters with no control characters")
+        validate_agent(record.agent)
+        moments = [record.created_at]
+        if isinstance(record, Block):
+            _check_block(record)
+            moments.append(record.updated_at)
+        elif record.role not in _ROLES:
+            raise ValueError(f"role must be one of {_ROLES}")
+        if any(moment.tzinfo is None for moment in moments):
+            raise ValueError("times must be timezone-aware")
+        if any(not tag for tag in record.tags) or len(set(record.tags)) != len(record.tags):
+            raise ValueError("tags must be non-empty and distinct")
+        try:
+            metadata = json.dumps(dict(record.metadata), ensure_ascii=False, allow_nan=False)
+        except RecursionError:
+            raise ValueError("metadata is nested too deeply") from None
+        _encodable("metadata", metadata)
+    except TypeError as exc:
+        raise ValueError(str(exc)) from exc
+
 
 def check_import_record(record: object, position: int) -> Block | Message:
     """Check that ``record`` can be restored exactly, and return it.
 
     Pydantic already checked each field's type when the record was built; this adds
     what the stores require: valid agent names and labels, an id of 1-256 characters
-    without control characters, timezone-aware times, tags without duplicates,
-    JSON-serialisable metadata, ``version >= 1`` and ``char_limit >= 0``. A value over
-    its ``char_limit`` is accepted: a restore keeps what was stored.
+    without control characters, text UTF-8 can encode (no lone surrogates),
+    timezone-aware times, tags without duplicates, JSON-serialisable metadata,
+    ``version`` from 1 and ``char_limit`` from 0 up to 2**31 - 1 (what PostgreSQL
+    stores), and what the permission gate would allow: no share above the block's own
+    permission. A value over its ``char_limit`` is accepted: a restore keeps what was
+    stored.
 
     Args:
         record: The record to check.
@@ -398,31 +481,10 @@ def check_import_record(record: object, position: int) -> Block | Message:
         raise ValueError(
             f"import record {position} is a {type(record).__name__}, not a Block or Message"
         )
-    what = f"import record {position} ({type(record).__name__.lower()} {record.id!r})"
     try:
-        if not _ID_RE.match(record.id):
-            raise ValueError("the id must be 1-256 characters with no control characters")
-        validate_agent(record.agent)
-        moments = [record.created_at]
-        if isinstance(record, Block):
-            validate_label(record.label)
-            for name in record.shares:
-                validate_agent(name)
-            if record.agent in record.shares:
-                raise ValueError("a block cannot be shared with its own owner")
-            if record.version < 1:
-                raise ValueError("version must be at least 1")
-            if record.char_limit is not None and record.char_limit < 0:
-                raise ValueError("char_limit must be >= 0")
-            moments.append(record.updated_at)
-        elif record.role not in _ROLES:
-            raise ValueError(f"role must be one of {_ROLES}")
-        if any(moment.tzinfo is None for moment in moments):
-            raise ValueError("times must be timezone-aware")
-        if any(not tag for tag in record.tags) or len(set(record.tags)) != len(record.tags):
-            raise ValueError("tags must be non-empty and distinct")
-        json.dumps(dict(record.metadata), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        check_restorable(record)
+    except ValueError as exc:
+        what = f"import record {position} ({type(record).__name__.lower()} {record.id!r})"
         raise ValueError(f"{what} is invalid: {exc}") from exc
     return record
 

@@ -367,26 +367,32 @@ class MemoryStore(Protocol):
         metadata, kinds, permissions, ``char_limit`` and ``pinned`` are kept as given.
 
         This is an operator's restore, not an agent's write: it does **not** pass the
-        permission gate or ask for consent, and does not enforce ``char_limit``. The
-        records' text is embedded with the store's embedder (in batches, off the event
-        loop) and stored with them, so search finds it at once.
+        permission gate or ask for consent, and does not enforce ``char_limit``. It
+        does hold the records to the gate's one rule about shares: a block is never
+        shared above its own permission (a file that would give another agent more
+        than the owner has is refused). The records' text is embedded with the store's
+        embedder (in batches, off the event loop) and stored with them, so search finds
+        it at once.
 
-        Records are taken ``batch_size`` at a time; each batch is checked in full and
-        then written in one transaction, so a bad record or a conflict leaves nothing
-        of its batch behind (earlier batches stay written).
+        Records are streamed ``batch_size`` at a time (checked, embedded, written), so
+        memory stays flat however many there are, and every batch is written in one
+        transaction: a bad record or a conflict anywhere leaves nothing of the import
+        behind. On SQLite the import holds the write lock until it ends.
 
         Args:
             records: Blocks and messages, e.g. from :meth:`export_records`.
             on_conflict: When the store holds a record with the same id, or a block
                 with the same owner and label: ``"error"`` raises, ``"skip"`` keeps the
                 stored one, ``"replace"`` deletes the stored one(s) and writes the new.
-            batch_size: Records per transaction.
+            batch_size: Records checked and embedded at a time.
 
         Returns:
             How many blocks and messages were written and how many were skipped.
 
         Raises:
-            ValueError: A record is invalid (the message says which and why).
+            ValueError: A record is invalid (the message says which and why): a bad
+                name, a lone surrogate, a number too large to store, a share above
+                the block's permission...
             AlreadyExistsError: A conflict with ``on_conflict="error"``.
         """
         ...

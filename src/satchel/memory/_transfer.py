@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from satchel.memory._models import (
     validate_agent,
 )
 
-__all__ = ["MAX_EMBED_CHARS", "RecordTransfer", "conflict_error"]
+__all__ = ["MAX_EMBED_CHARS", "RecordTransfer", "RestoreBatch", "add_reports", "conflict_error"]
 
 MAX_EMBED_CHARS = 4_000
 """Texts are embedded from their first this-many characters: the model reads 256
@@ -37,6 +37,18 @@ _PAGE = 500
 _EMBED_CHUNK = 64
 
 F32 = npt.NDArray[np.float32]
+
+RestoreBatch = tuple[Sequence[Block | Message], Sequence[F32 | None]]
+"""Checked records and their vectors (``None`` for no vector), written together."""
+
+
+def add_reports(first: ImportReport, second: ImportReport) -> ImportReport:
+    """The counts of two :class:`ImportReport` added up."""
+    return ImportReport(
+        blocks=first.blocks + second.blocks,
+        messages=first.messages + second.messages,
+        skipped=first.skipped + second.skipped,
+    )
 
 
 def conflict_error(record: Block | Message) -> AlreadyExistsError:
@@ -77,12 +89,11 @@ class RecordTransfer(ABC):
 
     @abstractmethod
     async def _restore(
-        self,
-        records: Sequence[Block | Message],
-        vectors: Sequence[F32 | None],
-        on_conflict: OnConflict,
+        self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
     ) -> ImportReport:
-        """Write one checked batch in one transaction."""
+        """Write every batch ``batches`` yields, in one transaction: all or nothing.
+        The iterator checks and embeds the next batch when asked, so only one batch is
+        held at a time."""
 
     async def list_agents(self) -> list[str]:
         """See :meth:`MemoryStore.list_agents`."""
@@ -115,26 +126,30 @@ class RecordTransfer(ABC):
         batch_size: int = 500,
     ) -> ImportReport:
         """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
-        restore)."""
+        restore; the records' own shares are checked against the gate's rule)."""
         if on_conflict not in ("error", "skip", "replace"):
             raise ValueError(
                 f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
             )
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
-        report = ImportReport()
+        batches = self._checked_batches(records, batch_size)
+        try:
+            return await self._restore(batches, on_conflict)
+        finally:
+            await batches.aclose()
+
+    async def _checked_batches(
+        self, records: Iterable[Block | Message], batch_size: int
+    ) -> AsyncGenerator[RestoreBatch]:
+        """The records ``batch_size`` at a time, each batch checked in full, then
+        embedded."""
         position = 0
         source = iter(records)
         while batch := list(itertools.islice(source, batch_size)):
             checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
             position += len(checked)
-            done = await self._restore(checked, await self._embed_records(checked), on_conflict)
-            report = ImportReport(
-                blocks=report.blocks + done.blocks,
-                messages=report.messages + done.messages,
-                skipped=report.skipped + done.skipped,
-            )
-        return report
+            yield checked, await self._embed_records(checked)
 
     async def _embed_records(self, records: Sequence[Block | Message]) -> list[F32 | None]:
         """One vector per record (``None`` for empty text or without vectors), embedded

@@ -9,7 +9,7 @@ gate allowed in its own statement (:mod:`._blocks`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, LiteralString, Self, TypeVar
 
@@ -35,6 +35,7 @@ from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import SearchRequest
 from satchel.memory._store_base import NewBlock, NewMessage, StoreBase, TextDomain
+from satchel.memory._transfer import RestoreBatch, add_reports
 from satchel.memory.postgres import _agents, _blocks, _records
 from satchel.memory.postgres._db import Conn, Database
 from satchel.memory.postgres._messages import (
@@ -401,15 +402,19 @@ class PostgresStore(StoreBase):
         return await self._run(lambda conn: _records.export_messages(conn, agent, after, limit))
 
     async def _restore(
-        self,
-        records: Sequence[Block | Message],
-        vectors: Sequence[F32 | None],
-        on_conflict: OnConflict,
+        self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
     ) -> ImportReport:
-        model = self._model
-        return await self._run(
-            lambda conn: _records.restore(conn, list(records), list(vectors), on_conflict, model)
-        )
+        async def run(conn: Conn) -> ImportReport:
+            report = ImportReport()
+            async with conn.transaction():  # one transaction for the whole import
+                async for records, vectors in batches:
+                    done = await _records.restore(
+                        conn, list(records), list(vectors), on_conflict, self._model
+                    )
+                    report = add_reports(report, done)
+            return report
+
+        return await self._run(run)
 
 
 if TYPE_CHECKING:  # the type checker proves PostgresStore implements the protocol

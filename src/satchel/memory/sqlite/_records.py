@@ -94,8 +94,11 @@ def export_messages(
 
 def _conflicts(conn: sqlite3.Connection, record: Block | Message) -> tuple[str, list[int]]:
     if isinstance(record, Block):
+        # Two indexed lookups: with OR across the join SQLite scans every block, which
+        # made a large import quadratic.
         rows = conn.execute(
-            f"SELECT b.pk FROM {BLOCK_FROM} WHERE b.id = ? OR (a.name = ? AND b.label = ?)",
+            f"SELECT pk FROM blocks WHERE id = ? UNION "
+            f"SELECT b.pk FROM {BLOCK_FROM} WHERE a.name = ? AND b.label = ?",
             (record.id, record.agent, record.label),
         ).fetchall()
         return "blocks", [int(row[0]) for row in rows]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+import anyio.from_thread
 import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +39,7 @@ from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import SearchRequest
 from satchel.memory._store_base import NewBlock, NewMessage, StoreBase, TextDomain
+from satchel.memory._transfer import RestoreBatch, add_reports
 from satchel.memory.sqlite import _agents, _blocks, _records
 from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._messages import (
@@ -418,14 +420,22 @@ class SQLiteStore(StoreBase):
         return await self._read(lambda conn: _records.export_messages(conn, agent, after, limit))
 
     async def _restore(
-        self,
-        records: Sequence[Block | Message],
-        vectors: Sequence[F32 | None],
-        on_conflict: OnConflict,
+        self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
     ) -> ImportReport:
-        return await self._write(
-            lambda conn: _records.restore(conn, list(records), list(vectors), on_conflict)
-        )
+        async def next_batch() -> RestoreBatch | None:
+            return await anext(batches, None)
+
+        def run(conn: sqlite3.Connection) -> ImportReport:
+            # One write transaction for the whole import; each next batch is checked
+            # and embedded on the event loop while this thread waits.
+            report = ImportReport()
+            while (batch := anyio.from_thread.run(next_batch)) is not None:
+                records, vectors = batch
+                done = _records.restore(conn, list(records), list(vectors), on_conflict)
+                report = add_reports(report, done)
+            return report
+
+        return await self._write(run)
 
 
 if TYPE_CHECKING:  # the type checker proves SQLiteStore implements the protocol

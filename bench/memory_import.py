@@ -1,0 +1,169 @@
+"""Peak memory of ``satchel memory import`` on a large export: streamed vs whole-file.
+
+Writes a synthetic export of ``--mb`` megabytes (archival blocks and messages of about
+1.5 kB each, some holding U+2028), then imports it into a fresh SQLite file in a fresh
+child process per path, and reports each child's peak resident memory (``ru_maxrss``):
+
+* ``idle``: the child imports satchel and opens the store, nothing more (the floor);
+* ``whole file`` (the baseline, what the import did before issue 11): read the whole
+  file, parse every line into a list of records, import them as one batch;
+* ``streamed`` (now): the CLI's check pass then write pass
+  (:func:`satchel.cli._backup.check_export` and
+  :func:`~satchel.cli._backup.import_export`), 500 records at a time in one
+  transaction.
+
+Embedding is off in every child (``embed=False``): the MiniLM model would take hours
+on 100 MB, and its working set is bounded by the batch size either way.
+
+Run:
+    uv run python bench/memory_import.py --mb 113
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import IO
+
+import anyio
+
+from satchel.cli._backup import check_export, import_export
+from satchel.cli._export import read_export
+from satchel.memory import Block, BlockKind, Message, SQLiteStore
+
+AGENT = "bench"
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+WORDS = [
+    "harbour", "ferry", "compiler", "Kyoto", "tea", "bridge", "river", "lantern", "ledger",
+    "orchard", "signal", "copper", "meadow", "quartz", "violin", "saffron", "glacier",
+]  # fmt: skip
+
+
+def _text(rng: random.Random) -> str:
+    words = rng.choices(WORDS, k=rng.randint(150, 260))
+    if rng.random() < 0.1:
+        words.insert(rng.randrange(len(words)), "line\u2028separator")
+    return " ".join(words)
+
+
+def write_export(path: Path, megabytes: float) -> int:
+    """A synthetic export of about ``megabytes`` MB; returns its record count."""
+    rng = random.Random(11)
+    limit = int(megabytes * 1_000_000)
+    count = written = 0
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        header = {"format": "satchel-memory", "version": 1, "agent": AGENT}
+        written += out.write(json.dumps(header) + "\n")
+        while written < limit:
+            moment = T0 + timedelta(seconds=count)
+            if count % 3 == 0:
+                record = Block(
+                    id=f"b{count}", agent=AGENT, label=f"fact {count}", value=_text(rng),
+                    kind=BlockKind.ARCHIVAL, tags=("bench",), metadata={"n": count},
+                    created_at=moment, updated_at=moment,
+                )  # fmt: skip
+                line = {"type": "block", "block": record.model_dump(mode="json")}
+            else:
+                message = Message(
+                    id=f"m{count}", agent=AGENT, role="user", content=_text(rng),
+                    conversation_id=f"c{count // 50}", created_at=moment,
+                )  # fmt: skip
+                line = {"type": "message", "message": message.model_dump(mode="json")}
+            written += out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+async def _whole(store: SQLiteStore, text: str) -> int:
+    """The pre-issue-11 import: every line parsed into one list, written as one batch."""
+    lines = text.split("\n")  # as str.splitlines did, less its bug
+    encoded = (line.encode() for line in lines)
+    records = list(read_export(encoded, agent=AGENT))  # type: ignore[arg-type]
+    report = await store.import_records(records, batch_size=len(records))
+    return report.blocks + report.messages
+
+
+async def _streamed(store: SQLiteStore, stream: IO[bytes]) -> int:
+    """Today's import: the check pass, then the write pass, 500 records at a time."""
+    total = check_export(stream, AGENT, show=False)
+    report = await import_export(store, stream, AGENT, "error", total, show=False)
+    return report.blocks + report.messages
+
+
+async def _child(database: Path, work: Callable[[SQLiteStore], Awaitable[int]]) -> int:
+    async with await SQLiteStore.open(database, embedder=None) as store:
+        return await work(store)
+
+
+async def _idle(store: SQLiteStore) -> int:
+    return 0
+
+
+def child(path: Path, database: Path, mode: str) -> None:
+    """Run one path and print its record count, peak RSS (kB) and seconds as JSON."""
+    start = time.perf_counter()
+    if mode == "idle":
+        count = anyio.run(_child, database, _idle)
+    elif mode == "whole":
+        text = path.read_text(encoding="utf-8")
+        count = anyio.run(_child, database, partial(_whole, text=text))
+    else:
+        with path.open("rb") as stream:
+            count = anyio.run(_child, database, partial(_streamed, stream=stream))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"records": count, "peak_kb": peak, "s": time.perf_counter() - start}))
+
+
+def measure(path: Path, workdir: Path, mode: str) -> dict[str, float]:
+    database = workdir / f"{mode}.db"
+    output = subprocess.run(
+        [sys.executable, __file__, "--child", mode, str(path), str(database)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(output)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Peak memory of a large import.")
+    parser.add_argument("--mb", type=float, default=113.0, help="export size in MB")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "FILE", "DB"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        mode, path, database = args.child
+        child(Path(path), Path(database), mode)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        path = workdir / "export.jsonl"
+        records = write_export(path, args.mb)
+        size_mb = path.stat().st_size / 1e6
+        print(f"export: {size_mb:.1f} MB, {records:,} records")
+        results = {mode: measure(path, workdir, mode) for mode in ("idle", "whole", "streamed")}
+    idle = results["idle"]["peak_kb"] / 1024
+    base = results["whole"]["peak_kb"] / 1024 - idle
+    print("| path | peak RSS MB | above idle MB | above idle / file size | × whole file | s |")
+    print("|---|---|---|---|---|---|")
+    for mode, name in (("idle", "idle"), ("whole", "whole file"), ("streamed", "streamed")):
+        peak = results[mode]["peak_kb"] / 1024
+        above = peak - idle
+        ratio = f"{above / base:.2f}" if mode != "idle" else "-"
+        print(
+            f"| {name} | {peak:.0f} | {above:.0f} | {above / size_mb:.2f} | {ratio} "
+            f"| {results[mode]['s']:.1f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
