@@ -21,7 +21,7 @@ import typer
 from rich.table import Table
 
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
-from satchel.cli._memory import DbOption, resolve_db_path
+from satchel.cli._store import DbOption, resolve_db_path
 from satchel.consent import (
     ApprovalRequest,
     ApprovalStore,

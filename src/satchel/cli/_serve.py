@@ -53,7 +53,6 @@ from satchel.cli._listen import (
     listen_problem,
     typed_on_command_line,
 )
-from satchel.cli._memory import resolve_db_path
 from satchel.cli._serve_args import (
     MountSpec,
     attach_headers,
@@ -61,6 +60,7 @@ from satchel.cli._serve_args import (
     parse_mount,
     parse_mount_header,
 )
+from satchel.cli._store import resolve_db_path
 from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import AgentTemplate, MemoryStore, SQLiteStore
 from satchel.memory.postgres import PostgresStore, is_postgres_url
