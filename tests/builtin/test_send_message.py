@@ -392,3 +392,26 @@ async def test_an_unreachable_webhook_is_a_failed_result(kit: Kit, services: Fak
 
     assert error.kind == "failed"
     assert "Could not reach" in error.message
+
+
+def _nested(depth: int) -> object:
+    value: object = "deep"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+async def test_metadata_nested_thousands_deep_is_invalid_arguments_and_nothing_is_sent(
+    kit: Kit,
+) -> None:
+    result = await kit.call(
+        "send_message",
+        {"target": {"type": "user"}, "content": "Hi", "metadata": {"m": _nested(5_000)}},
+    )
+
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
+    assert "nested too deeply" in result.error.message
+    assert kit.inbox.messages == []
+    assert await kit.store.list_messages("ada") == []
+    result.to_json()

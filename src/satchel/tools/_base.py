@@ -51,8 +51,9 @@ def result_from_exception(tool: str, exc: Exception) -> ToolResult:
     """Map an exception raised while a tool ran to a structured result.
 
     A :class:`~satchel.SatchelError` (other than a developer's misuse) keeps its own
-    kind, message and details. Anything else is ``internal``: logged with its
-    traceback, while the model sees no traceback.
+    kind, message and details; a ``RecursionError`` (arguments nested too deeply) is
+    ``invalid_arguments``. Anything else is ``internal``: logged with its traceback,
+    while the model sees no traceback.
     """
     if (
         isinstance(exc, SatchelError)
@@ -64,6 +65,20 @@ def result_from_exception(tool: str, exc: Exception) -> ToolResult:
         return ToolResult(
             tool,
             error=ToolError("timeout", "The tool timed out before finishing. Try again later."),
+        )
+    if isinstance(exc, RecursionError):
+        # Values nested thousands deep pass JSON parsing and validation of ``Any``
+        # fields, then exhaust the stack wherever they are printed or encoded; that
+        # is the caller's input, not a broken tool.
+        logger.warning("tool %r: arguments nested too deeply (%s)", tool, exc)
+        return ToolResult(
+            tool,
+            error=ToolError(
+                "invalid_arguments",
+                "The arguments are nested too deeply to process. Send flatter values "
+                "(a few levels of objects and lists).",
+                {"errors": [{"field": "", "problem": "nested too deeply"}]},
+            ),
         )
     logger.error("tool %r raised an unexpected exception", tool, exc_info=exc)
     return ToolResult(

@@ -1,0 +1,357 @@
+"""Soak fuzzing of the built-in memory tools, through the library and a real server.
+
+For each built-in tool (``context``, ``recall``, ``search``, ``send_message``) it draws
+``--cases`` hostile argument sets (the strategies of ``tests/builtin/fuzz_strategies.py``
+with ``hostile=True``: lone surrogates, strings up to a megabyte, values nested
+thousands deep, thousands of labels, wrong and unknown fields, pure noise) and sends
+each one twice:
+
+* **library**: ``ToolRegistry.call`` on the tools bound to a SQLite store (with the
+  local embedder unless ``--no-embedder``), webhook and Discord endpoints pointed at the
+  tests' local fake services;
+* **serve**: a ``tools/call`` JSON-RPC frame written to the stdin of a real ``satchel
+  serve`` process on its own database (raw frames, ASCII-escaped JSON, so a lone
+  surrogate reaches the server as ``\\ud800``).
+
+It counts, per tool and path: cases; uncaught exceptions (the library call raised; or
+the server answered nothing, died, or answered with JSON-RPC -32603); ``internal``
+results; unserialisable results (``to_json()``/``to_text()`` raised, or the server's
+line was not JSON). The target for every count but cases is 0. After the run both
+databases must pass SQLite's integrity check.
+
+Run:  uv run python bench/fuzz_soak.py [--cases 10000] [--tools context,search]
+The CI test ``tests/builtin/test_fuzz.py`` runs the same strategies through the library
+with 100 cases per tool (``SATCHEL_FUZZ_EXAMPLES`` raises it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from hypothesis import HealthCheck, Phase, given, settings
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+from builtin.fake_services import DISCORD_TOKEN, running_services  # the tests' fakes
+from builtin.fuzz_strategies import TOOLS, strategies, with_hook
+from satchel.builtin import DiscordEndpoint, MessageRouter, WebhookEndpoint, memory_toolset
+from satchel.memory import BlockKind, Permission, SQLiteStore
+from satchel.tools import ToolContext
+
+_ANSWER_TIMEOUT = 60.0
+_SATCHEL = str(Path(sys.executable).parent / "satchel")
+
+
+@dataclass
+class Tally:
+    """What one path did with one tool's cases."""
+
+    counts: Counter[str] = field(default_factory=Counter[str])
+    first: dict[str, str] = field(default_factory=dict[str, str])
+
+    def note(self, what: str, example: object, reason: str = "") -> None:
+        self.counts[what] += 1
+        if what not in self.first:
+            self.first[what] = f"{str(example)[:200]} -> {reason[:400]}"
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """A case, printed only when it is a finding (and safely: some are nested too
+    deeply for ``repr``)."""
+
+    tool: str
+    args: dict[str, Any]
+
+    def __str__(self) -> str:
+        try:
+            return f"{self.tool} {self.args!r}"[:300]
+        except RecursionError:
+            return f"{self.tool} <arguments nested too deeply to print>"
+
+
+async def _seed(store: SQLiteStore) -> None:
+    await store.create_block("ada", "persona", "I am Ada.", char_limit=500)
+    await store.create_block("ada", "rules", "Never lie.", permission=Permission.READ_ONLY)
+    await store.create_block("ada", "old", "An old note.", kind=BlockKind.ARCHIVAL)
+    await store.create_block("bob", "secret", "Bob's secret.")
+    await store.create_block("bob", "team", "Team notes.")
+    await store.share_block("bob", "team", "ada", Permission.READ_ONLY)
+
+
+def _encode(value: Any) -> str:
+    """Compact ASCII JSON text of ``value``, without recursion: ``json.dumps`` cannot
+    write the values nested thousands deep that the strategies make."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Raw):
+            out.append(item.text)
+        elif isinstance(item, dict):
+            pairs = list(item.items())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            stack.append(_Raw("}"))
+            for index in range(len(pairs) - 1, -1, -1):
+                key, inner = pairs[index]  # pyright: ignore[reportUnknownVariableType]
+                stack.append(inner)
+                prefix = "," if index else ""
+                stack.append(_Raw(prefix + json.dumps(str(key)) + ":"))  # pyright: ignore[reportUnknownArgumentType]
+            stack.append(_Raw("{"))
+        elif isinstance(item, list):
+            items = list(item)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+            stack.append(_Raw("]"))
+            for index in range(len(items) - 1, -1, -1):
+                stack.append(items[index])
+                if index:
+                    stack.append(_Raw(","))
+            stack.append(_Raw("["))
+        else:
+            out.append(json.dumps(item))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class _Raw:
+    text: str
+
+
+class Server:
+    """A ``satchel serve`` child process spoken to in raw JSON-RPC lines."""
+
+    def __init__(self, db: Path) -> None:
+        env = {**os.environ, "SATCHEL_LOG_LEVEL": "error"}
+        self.proc = subprocess.Popen(
+            [_SATCHEL, "serve", "--db", str(db), "--agent", "ada", "--consent-wait", "0"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self._next = 0
+        self._buffer = b""
+        init = self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "fuzz-soak", "version": "1"},
+            },
+        )
+        if init is None or "result" not in init:
+            raise SystemExit(f"satchel serve did not initialize: {init!r}")
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(_encode(frame).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def _line(self) -> bytes | None:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + _ANSWER_TIMEOUT
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self.proc.stdout], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """Send one request; its answer (skipping notifications), or ``None``."""
+        self._next += 1
+        ident = self._next
+        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        while True:
+            line = self._line()
+            if line is None:
+                return None
+            answer = json.loads(line)
+            if isinstance(answer, dict) and answer.get("id") == ident:  # pyright: ignore[reportUnknownMemberType]
+                return answer  # pyright: ignore[reportUnknownVariableType]
+
+    def close(self) -> int:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def _via_library(
+    portal: BlockingPortal, tools: Any, tool: str, args: dict[str, Any], tally: Tally
+) -> None:
+    example = _Shown(tool, args)
+    try:
+        result = portal.call(tools.call, tool, args, ToolContext(agent="ada", origin="fuzz"))
+    except Exception as exc:  # counted, not raised: this is the finding
+        tally.note("uncaught exceptions", example, repr(exc))
+        return
+    if result.error is not None and result.error.kind == "internal":
+        tally.note("internal results", example, result.error.message)
+    try:
+        result.to_json()
+        result.to_text()
+    except Exception as exc:  # counted, not raised: this is the finding
+        tally.note("unserialisable results", example, repr(exc))
+
+
+def _via_server(server: Server, tool: str, args: dict[str, Any], tally: Tally) -> None:
+    example = _Shown(tool, args)
+    try:
+        answer = server.request("tools/call", {"name": tool, "arguments": args})
+    except json.JSONDecodeError as exc:
+        tally.note("unserialisable results", example, repr(exc))
+        return
+    if answer is None:
+        tally.note("uncaught exceptions", example, f"no answer (exit {server.proc.poll()})")
+        return
+    error = answer.get("error")
+    if isinstance(error, dict):
+        code = error.get("code")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+        if code == -32603:
+            tally.note("uncaught exceptions", example, repr(error))
+        else:
+            tally.note("protocol errors (not failures)", example, repr(error))
+        return
+    result = answer.get("result") or {}
+    meta = (result.get("_meta") or {}).get("satchel/error") or {}
+    if meta.get("kind") == "internal":
+        tally.note("internal results", example, str(meta.get("message", "")))
+
+
+@dataclass
+class _Case:
+    """Where one tool's cases go."""
+
+    portal: BlockingPortal
+    tools: Any
+    server: Server | None
+    tool: str
+    hook: str
+    library: Tally
+    serve: Tally
+
+    def __call__(self, args: dict[str, Any]) -> None:
+        with_hook(args, self.hook)
+        self.library.counts["cases"] += 1
+        _via_library(self.portal, self.tools, self.tool, args, self.library)
+        if self.server is not None:
+            self.serve.counts["cases"] += 1
+            _via_server(self.server, self.tool, args, self.serve)
+
+
+def _soak(shape: Any, cases: int, case: _Case) -> None:
+    @settings(
+        max_examples=cases,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(args=shape)
+    def one(args: dict[str, Any]) -> None:
+        case(args)
+
+    one()
+
+
+def _integrity(path: Path) -> str:
+    with sqlite3.connect(path) as conn:
+        return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def main() -> None:
+    sys.setrecursionlimit(50_000)  # json.dumps of values nested 5,000 deep, here and in repr
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=10_000, help="cases per tool")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated tools")
+    parser.add_argument("--no-embedder", action="store_true", help="keyword search only")
+    parser.add_argument("--no-serve", action="store_true", help="the library path only")
+    options = parser.parse_args()
+    chosen = [t for t in options.tools.split(",") if t]
+    shapes = strategies(hostile=True)
+    tallies: dict[tuple[str, str], Tally] = {}
+    started = time.perf_counter()
+    with (
+        tempfile.TemporaryDirectory(prefix="satchel-soak-") as tmp,
+        running_services() as services,
+        start_blocking_portal() as portal,
+    ):
+        lib_db, serve_db = Path(tmp) / "library.db", Path(tmp) / "serve.db"
+        embedder: Any = None
+        if not options.no_embedder:
+            from satchel.embed import default_embedder
+
+            embedder = default_embedder()
+        store = portal.call(lambda: SQLiteStore.open(lib_db, embedder=embedder))
+        portal.call(_seed, store)
+        router = MessageRouter(store, groups={"team": ["ada", "bob", "cy"]})
+        hook = f"{services.base_url}/hooks"
+        router.set_endpoint(
+            "discord", DiscordEndpoint(DISCORD_TOKEN, base_url=f"{services.base_url}/api/v10")
+        )
+        router.set_endpoint("webhook", WebhookEndpoint(allowed_urls=[hook]))
+        tools = memory_toolset(store, router=router)
+        server = None
+        if not options.no_serve:
+            seeded = portal.call(lambda: SQLiteStore.open(serve_db, embedder=None))
+            portal.call(_seed, seeded)
+            portal.call(seeded.close)
+            server = Server(serve_db)
+        for tool in chosen:
+            lib = tallies.setdefault((tool, "library"), Tally())
+            srv = tallies.setdefault((tool, "serve"), Tally())
+            tool_started = time.perf_counter()
+            _soak(shapes[tool], options.cases, _Case(portal, tools, server, tool, hook, lib, srv))
+            took = time.perf_counter() - tool_started
+            print(f"{tool}: {lib.counts['cases']} cases in {took:.0f} s", file=sys.stderr)
+        portal.call(store.close)
+        exit_code = server.close() if server is not None else None
+        checks = {"library db": _integrity(lib_db)}
+        if server is not None:
+            checks["serve db"] = _integrity(serve_db)
+            checks["serve exit code"] = str(exit_code)
+    columns = [
+        "cases",
+        "uncaught exceptions",
+        "internal results",
+        "unserialisable results",
+        "protocol errors (not failures)",
+    ]
+    print(f"\nfuzz soak: {time.perf_counter() - started:.0f} s in all")
+    print(f"| tool | path | {' | '.join(columns)} |")
+    print("|---|---|" + "---|" * len(columns))
+    for (tool, path), tally in tallies.items():
+        if tally.counts["cases"]:
+            row = " | ".join(str(tally.counts[c]) for c in columns)
+            print(f"| {tool} | {path} | {row} |")
+    print("\n" + ", ".join(f"{k}: {v}" for k, v in checks.items()))
+    for (tool, path), tally in tallies.items():
+        for what, example in tally.first.items():
+            if what.startswith(("uncaught", "internal", "unserialisable")):
+                print(f"first {what} ({tool}, {path}): {example}")
+
+
+if __name__ == "__main__":
+    main()
