@@ -30,6 +30,7 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_MESSAGE_BYTES", "frame_error", "stdio_transport"]
 
@@ -127,6 +128,17 @@ def _reader_thread(
         anyio.from_thread.run_sync(chunks.close, token=token)
     except RuntimeError:
         return
+
+
+def _frame(message: types.JSONRPCMessage) -> str:
+    """``message`` as one line of JSON. A lone surrogate in a string (a tool's output
+    may hold one; UTF-8 cannot) is sent as U+FFFD rather than failing the write."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+    except PydanticSerializationError:
+        data = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") + "\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -309,10 +321,7 @@ async def stdio_transport(
                             break
                     for m in batch:
                         in_flight.written(m.message)
-                    data = "".join(
-                        m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                        for m in batch
-                    ).encode()
+                    data = "".join(_frame(m.message) for m in batch).encode()
                     try:
                         await anyio.to_thread.run_sync(_write_all, out_fd, data)
                     except OSError as exc:  # the client went away
