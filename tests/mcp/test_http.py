@@ -175,3 +175,71 @@ async def _declared_body(url: str, size: int) -> bytes:
             ).encode()
         )
         return await stream.receive()
+
+
+IDLE_SOCKETS = 400
+
+
+async def _idle_sockets(url: str, count: int, start: bytes) -> list[anyio.abc.SocketStream]:
+    """``count`` connections that each send ``start`` (part of a request) and stop."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None
+    assert parts.port is not None
+    sockets: list[anyio.abc.SocketStream] = []
+    for _ in range(count):
+        stream = await anyio.connect_tcp(parts.hostname, parts.port)
+        sockets.append(stream)
+        if start:
+            await stream.send(start)
+    return sockets
+
+
+async def _until_closed(stream: anyio.abc.SocketStream) -> bytes:
+    """Everything the server sends on ``stream`` until it closes the connection."""
+    received = b""
+    while True:
+        try:
+            received += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return received
+
+
+async def test_a_client_with_the_token_is_served_while_hundreds_of_idle_sockets_are_open() -> None:
+    # The server may open 256 files; before idle connections were shed, 400 of them
+    # used every descriptor and no other client got in.
+    with anyio.fail_after(STARTUP + 60):
+        async with http_server("--tools", EXAMPLES, "--token", TOKEN, open_files=256) as url:
+            idle = await _idle_sockets(url, IDLE_SOCKETS, b"POST /mc")
+            try:
+                async with Client(http_transport(url, TOKEN)) as client:
+                    total = await client.call_tool("add", {"a": 2, "b": 3})
+            finally:
+                for stream in idle:
+                    await stream.aclose()
+
+    assert total.structured_content == {"result": 5}
+
+
+async def test_connections_that_send_no_complete_request_are_closed_after_the_timeout() -> None:
+    with anyio.fail_after(STARTUP + 60):
+        async with http_server(
+            "--tools", EXAMPLES, env={"SATCHEL_HTTP_REQUEST_TIMEOUT": "1"}
+        ) as url:
+            partial = await _idle_sockets(url, 50, b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+            silent = await _idle_sockets(url, 5, b"")
+            half_body = await _idle_sockets(
+                url,
+                5,
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{",
+            )
+            replies: list[bytes] = []
+            for stream in [*partial, *silent, *half_body]:
+                replies.append(await _until_closed(stream))
+                await stream.aclose()
+            async with Client(http_transport(url)) as client:
+                fine = await client.call_tool("add", {"a": 1, "b": 1})
+
+    assert all(r.startswith(b"HTTP/1.1 408 ") for r in replies[:50])
+    assert replies[50:55] == [b""] * 5
+    assert fine.structured_content == {"result": 2}

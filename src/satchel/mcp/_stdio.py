@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import cast
+from typing import Any, cast
 
 import anyio
 import anyio.from_thread
@@ -31,6 +31,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
+
+from satchel.mcp._envelope import BAD_ID_MESSAGE, bad_request_id, parse_problem
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_MESSAGE_BYTES", "frame_error", "stdio_transport"]
 
@@ -59,13 +61,23 @@ def _error(request_id: str | int | None, code: int, message: str) -> SessionMess
     )
 
 
-def frame_error(line: bytes) -> SessionMessage | None:
-    """The JSON-RPC error to answer a frame that is not a valid message, or ``None``
-    when nothing should be answered (a malformed *response* from the peer)."""
+def frame_error(line: bytes, error: ValidationError | None = None) -> SessionMessage | None:
+    """The JSON-RPC error to answer a frame that is not a valid message (``error``: why
+    the SDK's parser refused it), or ``None`` when nothing should be answered (a
+    malformed *response* from the peer)."""
     try:
         data: object = json.loads(line)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        data = _DEEP
+    except ValueError:
         return _error(None, types.PARSE_ERROR, "Parse error: the frame is not valid JSON.")
+    raw_id = cast(dict[str, object], data).get("id") if isinstance(data, dict) else None
+    usable_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    problem = _parse_problem(error) if error is not None else None
+    if data is _DEEP:
+        problem = problem or parse_problem("recursion limit")
+    if problem is not None:
+        return _error(usable_id, types.PARSE_ERROR, problem)
     if isinstance(data, list):
         return _error(
             None,
@@ -78,14 +90,24 @@ def frame_error(line: bytes) -> SessionMessage | None:
     if "method" not in fields and ("result" in fields or "error" in fields):
         logger.warning("dropped a malformed JSON-RPC response from the client")
         return None
-    raw_id = fields.get("id")
-    usable = isinstance(raw_id, str | int) and not isinstance(raw_id, bool)
+    if bad_request_id(cast(dict[str, Any], fields)):
+        return _error(None, types.INVALID_REQUEST, BAD_ID_MESSAGE)
     return _error(
-        raw_id if usable else None,  # pyright: ignore[reportArgumentType]
+        usable_id,
         types.INVALID_REQUEST,
         "Invalid Request: not a valid JSON-RPC 2.0 message (check 'jsonrpc', 'id', "
         "'method' and that 'params' is an object).",
     )
+
+
+_DEEP = object()
+
+
+def _parse_problem(error: ValidationError) -> str | None:
+    for err in error.errors(include_url=False, include_input=False):
+        if err["type"] == "json_invalid":
+            return parse_problem(err["msg"])
+    return None
 
 
 def _claim_std_fds() -> tuple[int, int, Callable[[], None]]:
@@ -253,10 +275,14 @@ class _Framer:
             return
         try:
             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValidationError:
-            reply = frame_error(line)
+        except ValidationError as exc:
+            reply = frame_error(line, exc)
             if reply is not None:
                 await self._replies.send(reply)
+            return
+        if isinstance(message, types.JSONRPCNotification) and bad_request_id(line):
+            # The SDK's models read a request with an odd id as a notification.
+            await self._replies.send(_error(None, types.INVALID_REQUEST, BAD_ID_MESSAGE))
             return
         self._in_flight.read(message)
         await self._messages.send(SessionMessage(message))
