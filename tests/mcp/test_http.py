@@ -243,3 +243,60 @@ async def test_connections_that_send_no_complete_request_are_closed_after_the_ti
     assert all(r.startswith(b"HTTP/1.1 408 ") for r in replies[:50])
     assert replies[50:55] == [b""] * 5
     assert fine.structured_content == {"result": 2}
+
+
+async def test_every_http_request_gets_an_answer_naming_what_is_wrong() -> None:
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        },
+    }
+    modern_headers, _ = _modern_call("add", {})
+    with anyio.fail_after(STARTUP + 30):
+        async with http_server("--tools", EXAMPLES) as url, httpx.AsyncClient(timeout=30) as http:
+            opened = await http.post(url, headers=base, json=initialize)
+            session = {
+                **base,
+                "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-11-25",
+            }
+            await http.post(
+                url,
+                headers=session,
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            )
+            odd: list[httpx.Response] = []
+            for raw_id in (b"true", b"1.5", b'{"a": 1}', b"null"):
+                body = b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % raw_id
+                odd.append(await http.post(url, headers=session, content=body))
+                odd.append(await http.post(url, headers=modern_headers, content=body))
+            bad_params = await http.post(
+                url,
+                headers=session,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": "1 + 2"},
+                },
+            )
+
+    for reply in odd:
+        assert reply.status_code == 400
+        assert reply.json()["id"] is None
+        assert reply.json()["error"]["code"] == -32600
+    assert "'id' must be a string or an integer" in odd[0].json()["error"]["message"]
+    assert "params.arguments" in _sse_or_json(bad_params)["error"]["message"]
+
+
+def _sse_or_json(response: httpx.Response) -> dict[str, Any]:
+    if response.headers["content-type"].startswith("text/event-stream"):
+        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads(next(d for d in data if d.strip()))
+    return response.json()
