@@ -98,7 +98,12 @@ class RequestIdGuard:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "POST"
+            or _declared(scope) > _MAX_SCANNED
+        ):
+            # A declared body too long to serve is refused by the SDK from the head alone.
             await self.app(scope, receive, send)
             return
         received: list[Message] = []
@@ -117,6 +122,16 @@ class RequestIdGuard:
             await _reply_bad_id(send)
             return
         await self.app(scope, _replay(received, receive), send)
+
+
+def _declared(scope: Scope) -> int:
+    for key, value in scope.get("headers", ()):
+        if key == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
 
 
 def _replay(received: list[Message], receive: Receive) -> Receive:
