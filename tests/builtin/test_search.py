@@ -81,6 +81,22 @@ async def test_tag_and_label_filters_narrow_archival_hits(searchable: Kit) -> No
     assert [r["label"] for r in labelled["results"]] == ["work"]
 
 
+@pytest.mark.parametrize("field", ["labels", "tags"])
+async def test_ten_thousand_filter_items_work_and_more_are_refused(
+    searchable: Kit, field: str
+) -> None:
+    wanted = "work" if field == "labels" else "family"
+    many = [wanted, *(f"decoy-{i}" for i in range(9_999))]
+    query = {"domain": "archival_memory", "query": "Sam"}
+
+    found = await searchable.ok("search", {**query, "filters": {field: many}})
+    error = await searchable.error("search", {**query, "filters": {field: [*many, "one more"]}})
+
+    assert [r["label"] for r in found["results"]] == ["work" if field == "labels" else "pets"]
+    assert error.kind == "invalid_arguments"
+    assert f"filters.{field}" in error.message
+
+
 async def test_human_dates_filter_by_time(searchable: Kit) -> None:
     old = await searchable.ok(
         "search",

@@ -103,12 +103,17 @@ async def test_a_channel_with_no_endpoint_configured_fails_clearly(kit: Kit) -> 
     assert await kit.store.list_messages("ada") == []
 
 
-async def test_an_unknown_target_type_is_invalid_arguments(kit: Kit) -> None:
+async def test_an_unknown_target_type_is_invalid_arguments_naming_target_type(kit: Kit) -> None:
     error = await kit.error(
-        "send_message", {"target": {"type": "fax", "number": "1"}, "content": "x"}
+        "send_message", {"target": {"type": "email", "number": "1"}, "content": "x"}
     )
+    untyped = await kit.error("send_message", {"target": {"number": "1"}, "content": "x"})
 
     assert error.kind == "invalid_arguments"
+    assert error.details["errors"][0]["field"] == "target.type"
+    assert "`target.type` must be one of" in error.message
+    assert "operation" not in error.message
+    assert untyped.details["errors"][0]["field"] == "target.type"
 
 
 # --- Discord ------------------------------------------------------------------------------

@@ -110,10 +110,17 @@ _URL = re.compile(r"serving MCP at (\S+)")
 
 
 @asynccontextmanager
-async def http_server(*args: str, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """Start ``satchel serve --http 127.0.0.1:0 ARGS``; yield its endpoint URL."""
+async def http_server(
+    *args: str, env: dict[str, str] | None = None, open_files: int | None = None
+) -> AsyncIterator[str]:
+    """Start ``satchel serve --http 127.0.0.1:0 ARGS``; yield its endpoint URL.
+
+    ``open_files`` lowers the server's open-file limit (``ulimit -n``)."""
+    command = satchel_args("--http", "127.0.0.1:0", *args)
+    if open_files is not None:
+        command = ["sh", "-c", f'ulimit -n {open_files} && exec "$0" "$@"', *command]
     process = await anyio.open_process(
-        satchel_args("--http", "127.0.0.1:0", *args),
+        command,
         stdout=None,
         env={**os.environ, **(env or {})},
     )

@@ -175,3 +175,128 @@ async def _declared_body(url: str, size: int) -> bytes:
             ).encode()
         )
         return await stream.receive()
+
+
+IDLE_SOCKETS = 400
+
+
+async def _idle_sockets(url: str, count: int, start: bytes) -> list[anyio.abc.SocketStream]:
+    """``count`` connections that each send ``start`` (part of a request) and stop."""
+    parts = urlsplit(url)
+    assert parts.hostname is not None
+    assert parts.port is not None
+    sockets: list[anyio.abc.SocketStream] = []
+    for _ in range(count):
+        stream = await anyio.connect_tcp(parts.hostname, parts.port)
+        sockets.append(stream)
+        if start:
+            await stream.send(start)
+    return sockets
+
+
+async def _until_closed(stream: anyio.abc.SocketStream) -> bytes:
+    """Everything the server sends on ``stream`` until it closes the connection."""
+    received = b""
+    while True:
+        try:
+            received += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return received
+
+
+async def test_a_client_with_the_token_is_served_while_hundreds_of_idle_sockets_are_open() -> None:
+    # The server may open 256 files; before idle connections were shed, 400 of them
+    # used every descriptor and no other client got in.
+    with anyio.fail_after(STARTUP + 60):
+        async with http_server("--tools", EXAMPLES, "--token", TOKEN, open_files=256) as url:
+            idle = await _idle_sockets(url, IDLE_SOCKETS, b"POST /mc")
+            try:
+                async with Client(http_transport(url, TOKEN)) as client:
+                    total = await client.call_tool("add", {"a": 2, "b": 3})
+            finally:
+                for stream in idle:
+                    await stream.aclose()
+
+    assert total.structured_content == {"result": 5}
+
+
+async def test_connections_that_send_no_complete_request_are_closed_after_the_timeout() -> None:
+    with anyio.fail_after(STARTUP + 60):
+        async with http_server(
+            "--tools", EXAMPLES, env={"SATCHEL_HTTP_REQUEST_TIMEOUT": "1"}
+        ) as url:
+            partial = await _idle_sockets(url, 50, b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+            silent = await _idle_sockets(url, 5, b"")
+            half_body = await _idle_sockets(
+                url,
+                5,
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{",
+            )
+            replies: list[bytes] = []
+            for stream in [*partial, *silent, *half_body]:
+                replies.append(await _until_closed(stream))
+                await stream.aclose()
+            async with Client(http_transport(url)) as client:
+                fine = await client.call_tool("add", {"a": 1, "b": 1})
+
+    assert all(r.startswith(b"HTTP/1.1 408 ") for r in replies[:50])
+    assert replies[50:55] == [b""] * 5
+    assert fine.structured_content == {"result": 2}
+
+
+async def test_every_http_request_gets_an_answer_naming_what_is_wrong() -> None:
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"},
+        },
+    }
+    modern_headers, _ = _modern_call("add", {})
+    with anyio.fail_after(STARTUP + 30):
+        async with http_server("--tools", EXAMPLES) as url, httpx.AsyncClient(timeout=30) as http:
+            opened = await http.post(url, headers=base, json=initialize)
+            session = {
+                **base,
+                "Mcp-Session-Id": opened.headers["mcp-session-id"],
+                "MCP-Protocol-Version": "2025-11-25",
+            }
+            await http.post(
+                url,
+                headers=session,
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            )
+            odd: list[httpx.Response] = []
+            for raw_id in (b"true", b"1.5", b'{"a": 1}', b"null"):
+                body = b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % raw_id
+                odd.append(await http.post(url, headers=session, content=body))
+                odd.append(await http.post(url, headers=modern_headers, content=body))
+            bad_params = await http.post(
+                url,
+                headers=session,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": "1 + 2"},
+                },
+            )
+
+    for reply in odd:
+        assert reply.status_code == 400
+        assert reply.json()["id"] is None
+        assert reply.json()["error"]["code"] == -32600
+    assert "'id' must be a string or an integer" in odd[0].json()["error"]["message"]
+    assert "params.arguments" in _sse_or_json(bad_params)["error"]["message"]
+
+
+def _sse_or_json(response: httpx.Response) -> dict[str, Any]:
+    if response.headers["content-type"].startswith("text/event-stream"):
+        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads(next(d for d in data if d.strip()))
+    return response.json()

@@ -4,6 +4,7 @@ raw frames from a hostile client."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -198,3 +199,59 @@ async def test_requests_sent_just_before_stdin_closes_are_all_answered() -> None
     assert sorted(a["id"] for a in answers) == [1, 2, 3, 4, 5]
     assert all(a["result"]["structuredContent"]["status"] == "written" for a in answers)
     assert code == 0
+
+
+def _call(request_id: int, name: str, arguments: object) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+def _nested(depth: int) -> object:
+    value: object = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+async def test_every_request_gets_an_answer_naming_what_is_wrong() -> None:
+    request = b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}\n'
+    past_python = (
+        b'{"jsonrpc": "2.0", "id": 13, "method": "tools/call", "params": {"name": "add", '
+        b'"arguments": {"a": ' + b"[" * 5000 + b"]" * 5000 + b"}}}\n"
+    )
+    with anyio.fail_after(STARTUP):
+        async with raw_stdio("--tools", EXAMPLES) as raw:
+            await raw.initialize()
+            odd_ids: list[dict[str, Any]] = []
+            for odd in (b"true", b"1.5", b'{"a": 1}', b"null", b"[1]"):
+                await raw.send_bytes(request % odd)
+                odd_ids.append(await raw.receive())
+            # json.dumps writes a lone surrogate as the escape "\udc00".
+            surrogate = await raw.request(_call(11, "add", {"a": "\udc00", "b": 1}))
+            nested = await raw.request(_call(12, "add", {"a": _nested(300), "b": 1}))
+            await raw.send_bytes(past_python)
+            nested_past_python = await raw.receive()
+            not_an_object = await raw.request(_call(14, "add", "1 + 2"))
+            no_name = await raw.request(
+                {"jsonrpc": "2.0", "id": 15, "method": "tools/call", "params": {"arguments": {}}}
+            )
+            fine = await raw.request(_call(16, "add", {"a": 1, "b": 2}))
+
+    for reply in odd_ids:
+        assert reply["id"] is None
+        assert reply["error"]["code"] == -32600
+        assert "'id' must be a string or an integer" in reply["error"]["message"]
+    assert surrogate["error"]["code"] == -32700
+    assert "lone surrogate" in surrogate["error"]["message"]
+    for deep in (nested, nested_past_python):
+        assert deep["error"]["code"] == -32700
+        assert "nests" in deep["error"]["message"]
+    assert not_an_object["error"]["code"] == -32602
+    assert "params.arguments" in not_an_object["error"]["message"]
+    assert not_an_object["error"]["data"]["errors"][0]["field"] == "params.arguments"
+    assert "params.name" in no_name["error"]["message"]
+    assert fine["result"]["structuredContent"] == {"result": 3}

@@ -264,3 +264,36 @@ async def test_a_query_of_only_stop_words_still_searches(store: MemoryStore) -> 
     await store.create_block("ada", "song", "let it be", kind=BlockKind.ARCHIVAL)
     hits = await store.search("ada", "let it be", mode="bm25")
     assert [h.text for h in hits] == ["let it be"]
+
+
+@pytest.mark.parametrize("count", [1, 1_000, 10_000])
+async def test_a_labels_filter_of_any_size_works(filled: MemoryStore, count: int) -> None:
+    await filled.share_block("bob", "bobs", "ada", Permission.READ_ONLY)
+    bare = ("work", *(f"decoy-{i}" for i in range(count - 1)))
+    owned = ("bob/bobs", *(f"bob/decoy-{i}" for i in range(count - 1)))
+
+    by_label = await filled.search("ada", "tomato", filters=SearchFilters(labels=bare), limit=50)
+    by_owner = await filled.search("ada", "tomato", filters=SearchFilters(labels=owned), limit=50)
+    mixed = await filled.search(
+        "ada", "tomato", filters=SearchFilters(labels=bare + owned), limit=50
+    )
+
+    assert {h.label for h in by_label} == {"work"}
+    assert {(h.label, h.owner) for h in by_owner} == {("bob/bobs", "bob")}
+    assert {h.label for h in mixed} == {"work", "bob/bobs"}
+
+
+@pytest.mark.parametrize("count", [1, 1_000, 10_000])
+async def test_a_tags_filter_of_any_size_works(filled: MemoryStore, count: int) -> None:
+    many = ("home", *(f"decoy-{i}" for i in range(count - 1)))
+    home = SearchFilters(tags=("home",))
+
+    expected = await filled.search("ada", "tomato", filters=home, limit=50)
+    any_of = await filled.search("ada", "tomato", filters=SearchFilters(tags=many), limit=50)
+    all_of = await filled.search(
+        "ada", "tomato", filters=SearchFilters(tags=many, tags_match="all"), limit=50
+    )
+
+    assert "tomato reminder" in texts(expected)
+    assert texts(any_of) == texts(expected)
+    assert texts(all_of) == (texts(expected) if count == 1 else set())

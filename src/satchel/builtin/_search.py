@@ -17,6 +17,9 @@ from satchel.tools import Tool, ToolContext
 
 __all__ = ["SearchFiltersInput", "SearchInput", "SearchOutput", "SearchResult", "SearchTool"]
 
+_MAX_FILTER_ITEMS = 10_000
+"""The most tags, or labels, one search may filter by (every size up to it is tested)."""
+
 RoleName = Literal["user", "assistant", "system", "tool"]
 
 
@@ -42,10 +45,14 @@ class SearchFiltersInput(BaseModel):
         "up to the end of that day.",
     )
     tags: list[str] | None = Field(
-        default=None, description="Only entries carrying at least one of these tags."
+        default=None,
+        max_length=_MAX_FILTER_ITEMS,
+        description="Only entries carrying at least one of these tags.",
     )
     labels: list[str] | None = Field(
-        default=None, description="Only archival entries with one of these labels."
+        default=None,
+        max_length=_MAX_FILTER_ITEMS,
+        description="Only archival entries with one of these labels.",
     )
 
 

@@ -6,14 +6,22 @@ import asyncio
 import hmac
 import json
 import logging
+import os
 import socket
 from collections.abc import Callable
 
+import h11
 import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "BearerTokenMiddleware", "run_uvicorn"]
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "BearerTokenMiddleware",
+    "default_max_connections",
+    "run_uvicorn",
+]
 
 logger = logging.getLogger("satchel.mcp.http")
 
@@ -74,19 +82,141 @@ class BearerTokenMiddleware:
         await send({"type": "http.response.body", "body": _UNAUTHORIZED})
 
 
-class _NoDelayH11(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol with Nagle's algorithm off on each connection.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+"""Seconds a connection may take to send a complete request (head and body) once the
+server waits for one; slower or idle connections are closed."""
 
-    Sockets accepted by asyncio keep ``TCP_NODELAY`` unset, and uvicorn writes a
-    response's head and body separately, so every small response waited for the
-    client's delayed ACK: about 40 ms per MCP call on loopback.
+_FD_RESERVE = 128
+"""Open files kept free of client connections: the database, mounts, logs, imports."""
+
+_TIMED_OUT = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\ncontent-length: 33\r\n\r\nThe request took too long to send."
+)
+_FULL = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\nretry-after: 1\r\ncontent-length: 31\r\n\r\n"
+    b"The server is busy; try again."
+)
+
+
+def default_max_connections() -> int:
+    """The connection cap when none is given: the open-file limit less a reserve for
+    the server's own files (at least 16), so a flood of sockets cannot exhaust fds."""
+    try:
+        import resource  # not on Windows
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1_000
+    if soft == resource.RLIM_INFINITY:
+        return 10_000
+    return max(16, min(10_000, soft - _FD_RESERVE))
+
+
+class _Waiting:
+    """The connections of one server that are waiting for a request, oldest first."""
+
+    def __init__(self) -> None:
+        self.connections: dict[_GuardedH11, None] = {}
+
+    def oldest(self) -> _GuardedH11 | None:
+        return next(iter(self.connections), None)
+
+
+class _GuardedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, guarded against idle and slow clients.
+
+    * Nagle's algorithm is off on each connection: sockets accepted by asyncio keep
+      ``TCP_NODELAY`` unset, and uvicorn writes a response's head and body separately,
+      so every small response waited for the client's delayed ACK (~40 ms per MCP call).
+    * A connection must send a complete request within ``request_timeout`` seconds of
+      the server starting to wait for one (on connect, and after each response); else
+      it gets 408 (when it sent part of a request) and is closed. The deadline is not
+      moved by trickled bytes, so a slow-loris client gains nothing. (uvicorn's
+      keep-alive timer only runs after a response and is cancelled by any byte.)
+    * At most ``max_connections`` connections are open. A new connection over the cap
+      closes the oldest one still waiting for a request; when every connection is busy
+      with a request, the newcomer gets 503 and is closed.
     """
 
-    def connection_made(self, transport: asyncio.Transport) -> None:
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    max_connections: int = 1_000
+    waiting: _Waiting = _Waiting()
+
+    _deadline: asyncio.TimerHandle | None = None
+    _refused: bool = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # pyright: ignore[reportIncompatibleMethodOverride]
         sock: socket.socket | None = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if len(self.server_state.connections) >= self.max_connections:
+            idle = self.waiting.oldest()
+            if idle is None:
+                logger.warning("refused a connection: %d are open and busy", self.max_connections)
+                self._refused = True
+                transport.write(_FULL)
+                transport.close()
+                return
+            logger.info("closed the oldest idle connection to make room for a new one")
+            idle.close_idle()
         super().connection_made(transport)
+        self._wait_for_request()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        if self._refused:
+            return
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._deadline is not None and self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+            self._stop_waiting()  # a whole request is in
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._wait_for_request()
+
+    def _wait_for_request(self) -> None:
+        self._stop_waiting()
+        self.waiting.connections[self] = None
+        self._deadline = self.loop.call_later(self.request_timeout, self._timed_out)
+
+    def _stop_waiting(self) -> None:
+        self.waiting.connections.pop(self, None)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _timed_out(self) -> None:
+        self._deadline = None
+        logger.info("closed a connection that sent no complete request in time")
+        self.close_idle()
+
+    def close_idle(self) -> None:
+        """Close this connection, which is waiting for (the rest of) a request."""
+        self._stop_waiting()
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+            self.transport.write(_TIMED_OUT)  # part of a request head came in
+        self.transport.close()
+
+
+def _env_number(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be a number, got {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"${name} must be positive, got {raw!r}")
+    return value
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
@@ -95,7 +225,7 @@ def _listening_socket(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-        sock.listen(128)
+        sock.listen(1024)
     except OSError:
         sock.close()
         raise
@@ -110,19 +240,50 @@ async def run_uvicorn(
     *,
     path: str = "/mcp",
     on_ready: Callable[[str], None] | None = None,
+    request_timeout: float | None = None,
+    max_connections: int | None = None,
 ) -> None:
     """Serve ``app`` with uvicorn on ``host:port`` (``0``: any free port).
 
     The socket is bound and listening before ``on_ready`` is called with the endpoint's
     URL, so a client may connect at once. Logs go through :mod:`logging` (stderr under
     the CLI), never to stdout.
+
+    Args:
+        app: The ASGI app to serve.
+        host: The address to listen on.
+        port: The port; ``0`` picks a free one.
+        path: The endpoint's path, for the URL given to ``on_ready``.
+        on_ready: Called with the endpoint's URL once the socket listens.
+        request_timeout: Seconds a connection may take to send a complete request
+            before it is closed; by default ``$SATCHEL_HTTP_REQUEST_TIMEOUT`` or
+            :data:`DEFAULT_REQUEST_TIMEOUT`.
+        max_connections: The most connections open at once; by default
+            ``$SATCHEL_HTTP_MAX_CONNECTIONS`` or :func:`default_max_connections`.
     """
+    if request_timeout is None:
+        request_timeout = _env_number("SATCHEL_HTTP_REQUEST_TIMEOUT", DEFAULT_REQUEST_TIMEOUT)
+    if max_connections is None:
+        max_connections = int(
+            _env_number("SATCHEL_HTTP_MAX_CONNECTIONS", default_max_connections())
+        )
+    if request_timeout <= 0 or max_connections < 1:
+        raise ValueError("request_timeout and max_connections must be positive")
+    protocol = type(
+        "SatchelH11",
+        (_GuardedH11,),
+        {
+            "request_timeout": request_timeout,
+            "max_connections": max_connections,
+            "waiting": _Waiting(),
+        },
+    )
     sock = _listening_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     config = uvicorn.Config(
         app,
-        http=_NoDelayH11,
+        http=protocol,
         log_config=None,
         access_log=False,
         lifespan="on",

@@ -40,6 +40,7 @@ from starlette.applications import Starlette
 from satchel import __version__
 from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
 from satchel.mcp._channel import CLIENT_CHANNEL_KEY, ClientChannel
+from satchel.mcp._envelope import NamedInvalidParams, RequestIdGuard
 from satchel.mcp._feed import SUBSCRIBED_URIS, ChangeFeed
 from satchel.mcp._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
 from satchel.mcp._prompts import PromptInfo, PromptProvider
@@ -174,6 +175,7 @@ class SatchelServer:
             on_subscriptions_listen=self._listen,
             **handlers,
         )
+        self._server.middleware.append(NamedInvalidParams())
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._on_initialized
         )
@@ -494,7 +496,8 @@ class SatchelServer:
             stateless_http=stateless,
             json_response=json_response,
         )
-        if token:
+        app.add_middleware(RequestIdGuard)
+        if token:  # outermost: nothing is read before the token is checked
             app.add_middleware(BearerTokenMiddleware, token=token)
         return app
 
@@ -506,6 +509,8 @@ class SatchelServer:
         token: str | None = None,
         path: str = "/mcp",
         on_ready: Callable[[str], None] | None = None,
+        request_timeout: float | None = None,
+        max_connections: int | None = None,
     ) -> None:
         """Serve streamable HTTP on ``host:port`` until cancelled or interrupted.
 
@@ -515,9 +520,21 @@ class SatchelServer:
             token: The bearer token every request must carry, if any.
             path: The endpoint's path.
             on_ready: Called with the endpoint's URL once the socket listens.
+            request_timeout: Seconds a connection may take to send a complete request
+                before it is closed (see :func:`run_uvicorn`).
+            max_connections: The most connections open at once; over it, the oldest
+                idle connection is closed (see :func:`run_uvicorn`).
         """
         app = self.http_app(token=token, path=path, host=host)
-        await run_uvicorn(app, host, port, path=path, on_ready=on_ready)
+        await run_uvicorn(
+            app,
+            host,
+            port,
+            path=path,
+            on_ready=on_ready,
+            request_timeout=request_timeout,
+            max_connections=max_connections,
+        )
 
 
 def _prompt(info: PromptInfo) -> types.Prompt:

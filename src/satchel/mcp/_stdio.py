@@ -20,7 +20,7 @@ import sys
 import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import cast
+from typing import Any, cast
 
 import anyio
 import anyio.from_thread
@@ -30,6 +30,9 @@ import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
+
+from satchel.mcp._envelope import BAD_ID_MESSAGE, bad_request_id, parse_problem
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_MESSAGE_BYTES", "frame_error", "stdio_transport"]
 
@@ -58,13 +61,23 @@ def _error(request_id: str | int | None, code: int, message: str) -> SessionMess
     )
 
 
-def frame_error(line: bytes) -> SessionMessage | None:
-    """The JSON-RPC error to answer a frame that is not a valid message, or ``None``
-    when nothing should be answered (a malformed *response* from the peer)."""
+def frame_error(line: bytes, error: ValidationError | None = None) -> SessionMessage | None:
+    """The JSON-RPC error to answer a frame that is not a valid message (``error``: why
+    the SDK's parser refused it), or ``None`` when nothing should be answered (a
+    malformed *response* from the peer)."""
     try:
         data: object = json.loads(line)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        data = _DEEP
+    except ValueError:
         return _error(None, types.PARSE_ERROR, "Parse error: the frame is not valid JSON.")
+    raw_id = cast(dict[str, object], data).get("id") if isinstance(data, dict) else None
+    usable_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    problem = _parse_problem(error) if error is not None else None
+    if data is _DEEP:
+        problem = problem or parse_problem("recursion limit")
+    if problem is not None:
+        return _error(usable_id, types.PARSE_ERROR, problem)
     if isinstance(data, list):
         return _error(
             None,
@@ -77,14 +90,24 @@ def frame_error(line: bytes) -> SessionMessage | None:
     if "method" not in fields and ("result" in fields or "error" in fields):
         logger.warning("dropped a malformed JSON-RPC response from the client")
         return None
-    raw_id = fields.get("id")
-    usable = isinstance(raw_id, str | int) and not isinstance(raw_id, bool)
+    if bad_request_id(cast(dict[str, Any], fields)):
+        return _error(None, types.INVALID_REQUEST, BAD_ID_MESSAGE)
     return _error(
-        raw_id if usable else None,  # pyright: ignore[reportArgumentType]
+        usable_id,
         types.INVALID_REQUEST,
         "Invalid Request: not a valid JSON-RPC 2.0 message (check 'jsonrpc', 'id', "
         "'method' and that 'params' is an object).",
     )
+
+
+_DEEP = object()
+
+
+def _parse_problem(error: ValidationError) -> str | None:
+    for err in error.errors(include_url=False, include_input=False):
+        if err["type"] == "json_invalid":
+            return parse_problem(err["msg"])
+    return None
 
 
 def _claim_std_fds() -> tuple[int, int, Callable[[], None]]:
@@ -127,6 +150,17 @@ def _reader_thread(
         anyio.from_thread.run_sync(chunks.close, token=token)
     except RuntimeError:
         return
+
+
+def _frame(message: types.JSONRPCMessage) -> str:
+    """``message`` as one line of JSON. A lone surrogate in a string (a tool's output
+    may hold one; UTF-8 cannot) is sent as U+FFFD rather than failing the write."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
+    except PydanticSerializationError:
+        data = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace") + "\n"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -241,10 +275,14 @@ class _Framer:
             return
         try:
             message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except ValidationError:
-            reply = frame_error(line)
+        except ValidationError as exc:
+            reply = frame_error(line, exc)
             if reply is not None:
                 await self._replies.send(reply)
+            return
+        if isinstance(message, types.JSONRPCNotification) and bad_request_id(line):
+            # The SDK's models read a request with an odd id as a notification.
+            await self._replies.send(_error(None, types.INVALID_REQUEST, BAD_ID_MESSAGE))
             return
         self._in_flight.read(message)
         await self._messages.send(SessionMessage(message))
@@ -309,10 +347,7 @@ async def stdio_transport(
                             break
                     for m in batch:
                         in_flight.written(m.message)
-                    data = "".join(
-                        m.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                        for m in batch
-                    ).encode()
+                    data = "".join(_frame(m.message) for m in batch).encode()
                     try:
                         await anyio.to_thread.run_sync(_write_all, out_fd, data)
                     except OSError as exc:  # the client went away

@@ -151,7 +151,10 @@ def describe_errors(
         if operations and loc and isinstance(loc[0], str) and loc[0] in operations:
             op = str(loc.pop(0))
         if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
-            field = discriminator
+            # A union nested in the arguments is named by its path and tag field
+            # (`target.type`); the tool's own operation union by ``discriminator``.
+            tag = str((err.get("ctx") or {}).get("discriminator", "")).strip("'")
+            field = _loc_text([*loc, tag]) if loc and tag.isidentifier() else discriminator
         else:
             field = _loc_text(loc)
         problem = _problem(err)

@@ -5,14 +5,49 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
-from pydantic_core import to_json, to_jsonable_python
+from pydantic_core import PydanticSerializationError, to_json, to_jsonable_python
 
 from satchel._errors import ErrorKind
 
 __all__ = ["ToolError", "ToolResult"]
+
+
+def _valid_text(text: str) -> str:
+    """``text`` with each lone surrogate (which no UTF-8 text can carry, e.g. from a
+    ``"\\ud800"`` escape or ``surrogateescape``) replaced by U+FFFD; pairs are joined."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _valid(value: Any) -> Any:
+    """``value`` with every string in its dicts and lists, keys included, made valid
+    Unicode (other values are left as they are)."""
+    if isinstance(value, str):
+        return _valid_text(value)
+    if isinstance(value, dict):
+        items = cast(dict[Any, Any], value).items()
+        return {_valid(k): _valid(v) for k, v in items}
+    if isinstance(value, list):
+        return [_valid(v) for v in cast(list[Any], value)]
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON-ready data; a dict key holding a lone surrogate (which pydantic
+    cannot encode) is made valid Unicode first."""
+    try:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        return to_jsonable_python(value, fallback=str)
+    except (UnicodeEncodeError, PydanticSerializationError):
+        raw = value.model_dump() if isinstance(value, BaseModel) else value
+        return to_jsonable_python(_valid(raw), fallback=str)
 
 
 @dataclass(slots=True)
@@ -33,8 +68,8 @@ class ToolError:
         """A JSON-ready dict of the error."""
         return {
             "kind": self.kind,
-            "message": self.message,
-            "details": to_jsonable_python(self.details, fallback=str),
+            "message": _valid_text(self.message),
+            "details": _valid(_jsonable(dict(self.details))),
         }
 
 
@@ -71,11 +106,11 @@ class ToolResult:
             return None
         out = self.output
         if self.wrapped:  # before the model case: a `Model | None` output is wrapped too
-            return {"result": to_jsonable_python(out, fallback=str)}
+            return {"result": _jsonable(out)}
         if isinstance(out, BaseModel):
-            return out.model_dump(mode="json")
+            return _jsonable(out)
         if isinstance(out, dict):
-            return to_jsonable_python(out, fallback=str)
+            return _jsonable(out)
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,29 +124,31 @@ class ToolResult:
         return data
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as compact JSON text."""
-        if self.error is None and not self.coerced and isinstance(self.output, BaseModel):
-            return '{"ok":true,"output":' + self.output.model_dump_json() + "}"
-        return to_json(self.to_dict(), fallback=str).decode()
+        """:meth:`to_dict` as compact JSON text. Always valid UTF-8: a lone surrogate in
+        the output (which JSON text cannot carry) becomes U+FFFD."""
+        try:
+            if self.error is None and not self.coerced and isinstance(self.output, BaseModel):
+                return '{"ok":true,"output":' + self.output.model_dump_json() + "}"
+            return to_json(self.to_dict(), fallback=str).decode()
+        except (UnicodeEncodeError, PydanticSerializationError):
+            return json.dumps(_valid(self.to_dict()), ensure_ascii=False, separators=(",", ":"))
 
     def to_text(self) -> str:
         """The text to put in a provider's tool-result message.
 
         A string output is sent as is, other outputs as JSON; an error as
-        ``"Error (kind): message"`` followed by its details when there are any.
+        ``"Error (kind): message"`` followed by its details when there are any. Always
+        valid Unicode: a lone surrogate becomes U+FFFD.
         """
         if self.error is not None:
-            text = f"Error ({self.error.kind}): {self.error.message}"
-            if self.error.details:
-                details = to_jsonable_python(self.error.details, fallback=str)
-                text += "\n" + json.dumps(details, ensure_ascii=False)
+            error = self.error.to_dict()
+            text = f"Error ({error['kind']}): {error['message']}"
+            if error["details"]:
+                text += "\n" + json.dumps(error["details"], ensure_ascii=False)
             return text
         if isinstance(self.output, str):
-            return self.output
-        return json.dumps(self._jsonable_output(), ensure_ascii=False)
+            return _valid_text(self.output)
+        return _valid_text(json.dumps(self._jsonable_output(), ensure_ascii=False))
 
     def _jsonable_output(self) -> Any:
-        out = self.output
-        if isinstance(out, BaseModel):
-            return out.model_dump(mode="json")
-        return to_jsonable_python(out, fallback=str)
+        return _jsonable(self.output)

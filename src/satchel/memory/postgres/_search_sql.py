@@ -107,11 +107,14 @@ def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> Liter
             bare = [label for label in filters.labels if "/" not in label]
             if bare:
                 parts.append(f"b.label = ANY({params.add(enc_all(bare))})")
-            for label in filters.labels:
-                owner, slash, name = label.partition("/")
-                if slash:
-                    owner_sql, name_sql = params.add(enc(owner)), params.add(enc(name))
-                    parts.append(f"(b.agent = {owner_sql} AND b.label = {name_sql})")
+            owned = [label.split("/", 1) for label in filters.labels if "/" in label]
+            if owned:  # two array parameters, so any number of labels fits
+                owners = params.add(enc_all(owner for owner, _ in owned))
+                names = params.add(enc_all(name for _, name in owned))
+                parts.append(
+                    f"(b.agent, b.label) IN "
+                    f"(SELECT * FROM unnest({owners}::text[], {names}::text[]))"
+                )
             clauses.append("(" + " OR ".join(parts) + ")")
     else:
         clauses.append("m.agent = %(me)s")

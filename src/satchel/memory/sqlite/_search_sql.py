@@ -3,6 +3,7 @@ keeping the in-memory vector indexes in step with the ``embeddings`` table."""
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import threading
@@ -55,17 +56,21 @@ def filter_clause(
         if archival_only:
             clauses.append("b.kind = 'archival'")
         if filters.labels:
+            # Each list is one JSON parameter read by json_each, so any number of labels
+            # fits (an ``IN (?, ?, ...)`` of a thousand breaks SQLite's expression limit).
+            bare = [label for label in filters.labels if "/" not in label]
+            owned = [label.split("/", 1) for label in filters.labels if "/" in label]
             parts: list[str] = []
-            for label in filters.labels:
-                owner, slash, bare = label.partition("/")
-                if slash:
-                    parts.append(
-                        "(b.label = ? AND b.agent_id = (SELECT id FROM agents WHERE name = ?))"
-                    )
-                    params += [bare, owner]
-                else:
-                    parts.append("b.label = ?")
-                    params.append(label)
+            if bare:
+                parts.append("b.label IN (SELECT value FROM json_each(?))")
+                params.append(json.dumps(bare))
+            if owned:
+                parts.append(
+                    "(b.agent_id, b.label) IN (SELECT a.id, json_extract(q.value, '$[1]') "
+                    "FROM json_each(?) AS q "
+                    "JOIN agents AS a ON a.name = json_extract(q.value, '$[0]'))"
+                )
+                params.append(json.dumps(owned))
             clauses.append("(" + " OR ".join(parts) + ")")
     else:
         alias, tag_table, tag_key = "m", "message_tags", "message_pk"
@@ -85,18 +90,18 @@ def filter_clause(
         params.append(to_us(filters.end_time))
     if filters.tags:
         tags = sorted(set(filters.tags))
-        marks = placeholders(len(tags))
+        wanted = "(SELECT value FROM json_each(?))"
         if filters.tags_match == "all":
             clauses.append(
                 f"(SELECT count(*) FROM {tag_table} AS t WHERE t.{tag_key} = {alias}.pk "
-                f"AND t.tag IN ({marks})) = ?"
+                f"AND t.tag IN {wanted}) = ?"
             )
-            params += [*tags, len(tags)]
+            params += [json.dumps(tags), len(tags)]
         else:
             clauses.append(
-                f"{alias}.pk IN (SELECT {tag_key} FROM {tag_table} WHERE tag IN ({marks}))"
+                f"{alias}.pk IN (SELECT {tag_key} FROM {tag_table} WHERE tag IN {wanted})"
             )
-            params += tags
+            params.append(json.dumps(tags))
     return " AND ".join(clauses), params
 
 
