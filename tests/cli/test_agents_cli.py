@@ -195,7 +195,7 @@ def test_memory_commands_act_as_satchel_agent(tmp_path: Path) -> None:
 
 async def _ask(db: Path, agent: str) -> str:
     async with PermissionBroker(SQLiteApprovalStore(db)) as broker:
-        scope = ConsentScope.memory_edit("human", owner=agent, agent=agent)
+        scope = ConsentScope.memory_edit("human", owner=agent, agent=agent, operation="append")
         request = await broker.request(scope, f"{agent} edits", "test", agent=agent, wait=False)
         return request.id
 

@@ -126,7 +126,7 @@ def test_a_conflict_on_the_last_record_imports_nothing_and_says_so(
     bad = tmp_path / "clash.jsonl"
     bad.write_bytes(export_file(*[{**MESSAGE, "id": f"n{i}"} for i in range(1200)], stored))
 
-    one_error_line(run(db, "import", str(bad)), 1, "already holds", "Nothing")
+    one_error_line(run(db, "import", str(bad)), 2, "already holds", "Nothing")
 
     assert ok(db, "export", "--all-agents").stdout == before
 

@@ -60,7 +60,7 @@ def test_memory_export_into_a_missing_folder_is_one_line(db: Path, tmp_path: Pat
 
     result = run("memory", "export", str(target), "--db", str(db))
 
-    assert_one_line_error(result, "no folder", str(target.parent))
+    assert_one_line_error(result, "no directory", str(target.parent))
     assert not target.parent.exists()
 
 

@@ -57,7 +57,7 @@ def conflict_error(record: Block | Message) -> AlreadyExistsError:
     also = f" or a block {record.label!r} of {record.agent!r}" if isinstance(record, Block) else ""
     return AlreadyExistsError(
         f"the store already holds {type(record).__name__.lower()} {record.id!r}{also}; "
-        "import with on_conflict='skip' or 'replace'. Nothing of this batch was imported.",
+        "import with on_conflict='skip' or 'replace'. Nothing was imported.",
         details={"id": record.id, "agent": record.agent},
     )
 
