@@ -147,3 +147,9 @@ def test_a_non_string_item_is_refused(embedder: MiniLMEmbedder) -> None:
 def test_default_embedder_is_one_shared_instance() -> None:
     assert default_embedder() is default_embedder()
     assert isinstance(default_embedder(), MiniLMEmbedder)
+
+
+def test_a_lone_surrogate_embeds_as_the_replacement_character(embedder: MiniLMEmbedder) -> None:
+    lone, replaced = embedder.embed(["whale \ud800 song", "whale \ufffd\ufffd\ufffd song"])
+
+    assert float(lone @ replaced) > 0.9999

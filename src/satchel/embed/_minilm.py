@@ -213,7 +213,9 @@ class MiniLMEmbedder:
         if not items:
             return out
         runtime = self._load()
-        encodings = runtime.tokenizer.encode_batch([self._clip(runtime, t) for t in items])
+        encodings = runtime.tokenizer.encode_batch(
+            [self._clip(runtime, _well_formed(t)) for t in items]
+        )
         lengths = [len(e.ids) for e in encodings]
         for rows in plan_batches(lengths, self._batch_size):
             width = lengths[rows[-1]]  # shortest first: the last is the longest
@@ -353,3 +355,13 @@ def default_embedder() -> MiniLMEmbedder:
         if _default is None:
             _default = MiniLMEmbedder()
         return _default
+
+
+def _well_formed(text: str) -> str:
+    """``text`` with each lone surrogate (which no UTF-8 text can hold, and which the
+    tokenizer refuses) replaced by U+FFFD; the text itself when it has none."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
