@@ -185,7 +185,11 @@ class Server:
             if line is None:
                 return None
             answer = json.loads(line)
-            if isinstance(answer, dict) and answer.get("id") == ident:  # pyright: ignore[reportUnknownMemberType]
+            if not isinstance(answer, dict):
+                continue
+            if answer.get("id") == ident or (  # pyright: ignore[reportUnknownMemberType]
+                answer.get("id") is None and "error" in answer  # pyright: ignore[reportUnknownMemberType]
+            ):  # a frame the server could not read is answered with id null
                 return answer  # pyright: ignore[reportUnknownVariableType]
 
     def close(self) -> int:
