@@ -420,3 +420,27 @@ async def test_metadata_nested_thousands_deep_is_invalid_arguments_and_nothing_i
     assert kit.inbox.messages == []
     assert await kit.store.list_messages("ada") == []
     result.to_json()
+
+
+async def test_metadata_with_a_lone_surrogate_is_refused_before_any_request(
+    kit: Kit, services: FakeServices
+) -> None:
+    kit.router.set_endpoint(
+        "webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"])
+    )
+
+    result = await kit.call(
+        "send_message",
+        {
+            "target": {"type": "webhook", "url": f"{services.base_url}/hooks/ok"},
+            "content": "Done",
+            "metadata": {"note": [{"a\udfffb": "x"}]},
+        },
+    )
+
+    assert result.error is not None
+    assert result.error.kind == "invalid_arguments"
+    assert "metadata" in result.error.message
+    assert services.requests == []
+    assert await kit.store.list_messages("ada") == []
+    result.to_json()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import to_json
 
 from satchel.builtin._messaging import MessageRouter, OutgoingMessage, Receipt, Target
 from satchel.tools import Tool, ToolContext
@@ -26,6 +27,22 @@ class SendMessageInput(BaseModel):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Optional JSON data delivered with the message."
     )
+
+    @field_validator("metadata")
+    @classmethod
+    def _encodable(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        """Metadata goes out as UTF-8 JSON (to a channel, into the store): a lone
+        surrogate or a non-finite number cannot, so it is refused here, before anything
+        is delivered."""
+        if value is not None:
+            try:
+                to_json(value, inf_nan_mode="strings").decode("utf-8")
+            except ValueError:  # pydantic-core's serialisation errors are ValueErrors
+                raise ValueError(
+                    "metadata must be plain JSON whose text is valid UTF-8 (a lone "
+                    "surrogate such as \\ud800 cannot be sent)"
+                ) from None
+        return value
 
 
 class SendMessageOutput(BaseModel):
