@@ -27,6 +27,7 @@ from satchel._errors import (
     ToolSignal,
     VersionConflictError,
 )
+from satchel.agent import Agent
 from satchel.consent import PermissionBroker, SQLiteApprovalStore
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.meta import MetaTools
@@ -57,6 +58,7 @@ from satchel.tools import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
     "AlreadyExistsError",
     "ApprovalError",
     "ApprovalRequired",
