@@ -60,10 +60,9 @@ from satchel.cli._serve_args import (
     parse_mount,
     parse_mount_header,
 )
-from satchel.cli._store import resolve_db_path
+from satchel.cli._store import check_db
 from satchel.consent import ApprovalPolicy, PermissionBroker
-from satchel.memory import AgentTemplate, MemoryStore, SQLiteStore
-from satchel.memory.postgres import PostgresStore, is_postgres_url
+from satchel.memory import AgentTemplate, MemoryStore, open_store
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolResult
 
@@ -276,8 +275,6 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
     )
 
     db = None if options.db is None else str(options.db)
-    on_postgres = db is not None and is_postgres_url(db)
-    path = None if on_postgres else resolve_db_path(db, must_exist=False)
     server: SatchelServer | None = None
 
     def announce() -> None:
@@ -288,14 +285,9 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         approvals = approval_store(db, must_exist=False)
         broker = await stack.enter_async_context(PermissionBroker(approvals, origin="mcp"))
         consent = MemoryConsent(broker, wait=options.consent_wait)
-        store: MemoryStore
-        if path is None:
-            assert db is not None
-            store = await PostgresStore.open(db, embedder=_embedder(), consent=consent)
-        else:
-            store = await SQLiteStore.open(path, embedder=_embedder(), consent=consent)
+        store = await open_store(db, embedder=_embedder(), consent=consent)
         stack.push_async_callback(store.close)
-        logger.info("memory of agent %r at %s", options.agent, db if path is None else path)
+        logger.info("memory of agent %r at %s", options.agent, check_db(db))
         await store.ensure_agent(options.agent, options.template)
         catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
         for spec in options.mounts:
@@ -490,8 +482,7 @@ def serve(
         approve=approve,
         template=resolve_template(template),
     )
-    if db is None or not is_postgres_url(db):
-        resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
+    check_db(db)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
     loopback = address is None or is_loopback(address[0])
     token = check_token(

@@ -1,5 +1,9 @@
 """Opening the memory store that ``--db`` names, for the ``memory``, ``approvals`` and
-``serve`` commands: a file path, a ``sqlite:///`` URL or a ``postgresql://`` URL."""
+``serve`` commands: a file path, a ``sqlite:///`` URL or a ``postgresql://`` URL.
+
+The path or URL is read by :func:`satchel.memory.open_store` and
+:func:`satchel.consent.open_approval_store`; this module only turns their refusals
+into ``--db`` usage errors."""
 
 from __future__ import annotations
 
@@ -8,11 +12,18 @@ from typing import Annotated
 
 import typer
 
+from satchel._errors import SatchelUsageError
+from satchel.consent import ApprovalStore, open_approval_store
 from satchel.embed import default_embedder
-from satchel.memory import ConsentRequest, MemoryStore, SQLiteStore, default_path
-from satchel.memory.postgres import PostgresStore, is_postgres_url
+from satchel.memory import (
+    ConsentRequest,
+    MemoryStore,
+    MissingDatabaseError,
+    resolve_location,
+)
+from satchel.memory import open_store as open_memory
 
-__all__ = ["DbOption", "open_store", "resolve_db_path"]
+__all__ = ["DbOption", "approval_store", "check_db", "open_store"]
 
 DbOption = Annotated[
     str | None,
@@ -29,8 +40,7 @@ DbOption = Annotated[
 async def open_store(
     target: str | None, *, create: bool, embed: bool = True, consent: bool = False
 ) -> MemoryStore:
-    """Open the store ``--db`` names: the one place that turns a path or a URL into a
-    :class:`~satchel.memory.MemoryStore`.
+    """Open the store ``--db`` names (see :func:`satchel.memory.open_store`).
 
     Args:
         target: A file path, a ``sqlite:///path`` URL, a ``postgresql://`` URL, or
@@ -43,60 +53,49 @@ async def open_store(
         typer.BadParameter: An unsupported URL, or a missing database when not
             ``create``.
     """
-    embedder = default_embedder() if embed else None
-    handler = _approve if consent else None
-    if target is not None and is_postgres_url(target):
-        return await PostgresStore.open(target, embedder=embedder, consent=handler)
-    path = _path_of(target)
-    if not create and not path.exists():
-        raise typer.BadParameter(
-            f"there is no memory database at {str(path)!r}. Check the path; a command "
-            "that writes (set, import) creates it.",
-            param_hint="'--db'",
+    check_db(target)
+    try:
+        return await open_memory(
+            target,
+            embedder=default_embedder() if embed else None,
+            consent=_approve if consent else None,
+            create=create,
         )
-    return await SQLiteStore.open(
-        path,
-        embedder=embedder,
-        consent=handler,
-    )
+    except MissingDatabaseError as exc:
+        raise typer.BadParameter(
+            f"there is no memory database at {exc.details['path']!r}. Check the path; a "
+            "command that writes (set, import) creates it.",
+            param_hint="'--db'",
+        ) from exc
 
 
-def resolve_db_path(target: str | None, *, must_exist: bool) -> Path:
-    """The database file ``--db`` names (``None``: the default file).
+def approval_store(target: str | None, *, must_exist: bool) -> ApprovalStore:
+    """The approval store of the database ``--db`` names (see
+    :func:`satchel.consent.open_approval_store`).
 
     Raises:
-        typer.BadParameter: An unsupported URL, or no database there when
+        typer.BadParameter: An unsupported URL, or no SQLite file there when
             ``must_exist``.
     """
-    path = _path_of(target)
-    if must_exist and not path.exists():
+    location = check_db(target)
+    if must_exist and isinstance(location, Path) and not location.exists():
         raise typer.BadParameter(
-            f"there is no memory database at {str(path)!r}. Check the path or --db.",
+            f"there is no memory database at {str(location)!r}. Check the path or --db.",
             param_hint="'--db'",
         )
-    return path
+    return open_approval_store(location)
 
 
-def _path_of(target: str | None) -> Path:
-    if target is None or not target.strip():
-        return default_path()
-    if target.startswith("sqlite:///"):
-        return Path(target.removeprefix("sqlite:///")).expanduser()
-    if "://" in target:
-        scheme = target.split("://", 1)[0]
-        hint = (
-            "this command keeps its data in a SQLite file and does not support PostgreSQL yet"
-            if scheme.startswith("postgres")
-            else f"{scheme!r} URLs are not supported"
-        )
-        raise typer.BadParameter(f"{hint}; give a file path.", param_hint="'--db'")
-    path = Path(target).expanduser()
-    if path.is_dir():
-        raise typer.BadParameter(
-            f"{target!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}.",
-            param_hint="'--db'",
-        )
-    return path
+def check_db(target: str | None) -> Path | str:
+    """The SQLite file or PostgreSQL URL ``--db`` names (``None``: the default file).
+
+    Raises:
+        typer.BadParameter: Not a database location.
+    """
+    try:
+        return resolve_location(target)
+    except SatchelUsageError as exc:
+        raise typer.BadParameter(exc.message, param_hint="'--db'") from exc
 
 
 async def _approve(request: ConsentRequest, /) -> bool:

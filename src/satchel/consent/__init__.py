@@ -31,7 +31,7 @@ from satchel.consent._models import (
 from satchel.consent._policy import ApprovalPolicy, needs_approval
 from satchel.consent._postgres import PostgresApprovalStore
 from satchel.consent._sqlite import SQLiteApprovalStore
-from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
+from satchel.consent._store import ApprovalStore, InMemoryApprovalStore, open_approval_store
 
 __all__ = [
     "ApprovalError",
@@ -51,5 +51,6 @@ __all__ = [
     "memory_reason",
     "memory_scope",
     "needs_approval",
+    "open_approval_store",
     "with_approval",
 ]

@@ -23,6 +23,8 @@
   sure each is: the share of the query's IDF mass an entry contains, plus its cosine,
   weighted equally (:mod:`satchel.memory._fusion` says why; ``bench/README.md`` has
   the figures).
+* **Opening**: :func:`open_store` opens the store a path or URL names (a SQLite file,
+  ``sqlite:///``, ``postgresql://``), the one place that picks a backend by URL.
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
   blocks the first time an agent is used (Letta's ``persona`` and ``human`` by
   :func:`default_template`, or a :class:`AgentTemplate` from :func:`load_template`).
@@ -50,6 +52,12 @@ from satchel.memory._models import (
     SearchHit,
     SearchMode,
     Unset,
+)
+from satchel.memory._open import (
+    MissingDatabaseError,
+    is_postgres_url,
+    open_store,
+    resolve_location,
 )
 from satchel.memory._permissions import (
     ConsentHandler,
@@ -83,6 +91,7 @@ __all__ = [
     "ImportReport",
     "MemoryStore",
     "Message",
+    "MissingDatabaseError",
     "OnConflict",
     "Operation",
     "Permission",
@@ -99,6 +108,9 @@ __all__ = [
     "default_template",
     "effective_permission",
     "empty_template",
+    "is_postgres_url",
     "load_template",
+    "open_store",
+    "resolve_location",
     "verdict",
 ]

@@ -22,6 +22,7 @@ and passes the same contract suite (``tests/memory``). How it is built:
   (:mod:`._rows`).
 """
 
-from satchel.memory.postgres._store import PostgresStore, is_postgres_url
+from satchel.memory._open import is_postgres_url
+from satchel.memory.postgres._store import PostgresStore
 
 __all__ = ["PostgresStore", "is_postgres_url"]

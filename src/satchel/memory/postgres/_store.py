@@ -49,24 +49,13 @@ from satchel.memory.postgres._migrations import migrate
 from satchel.memory.postgres._model import adopt_model, claim_model, dim_sql
 from satchel.memory.postgres._search_sql import BLOCKS, MESSAGES, TermStats, run_search
 
-__all__ = ["PostgresStore", "is_postgres_url"]
+__all__ = ["PostgresStore"]
 
 logger = logging.getLogger("satchel.memory")
 
 _T = TypeVar("_T")
 F32 = npt.NDArray[np.float32]
 _DOMAINS: dict[TextDomain, int] = {"blocks": BLOCKS.key, "messages": MESSAGES.key}
-
-
-def is_postgres_url(target: str) -> bool:
-    """Whether ``target`` names a PostgreSQL database (``postgresql://`` or
-    ``postgres://``) rather than a SQLite file.
-
-    Example:
-        >>> is_postgres_url("postgresql://localhost/satchel")
-        True
-    """
-    return target.startswith(("postgresql://", "postgres://"))
 
 
 class PostgresStore(StoreBase):
