@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 from typing import LiteralString, cast
 
+from satchel._migrations import LOCK_KEY
 from satchel.memory.postgres._db import Conn
-from satchel.memory.postgres._migrations import LOCK_KEY
 
 __all__ = ["HNSW_MAX_DIM", "adopt_model", "claim_model", "dim_sql"]
 
