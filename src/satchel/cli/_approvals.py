@@ -21,11 +21,13 @@ import typer
 from rich.table import Table
 
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
-from satchel.cli._store import DbOption, approval_store
+from satchel.cli._store import DbOption, resolve_db_location
 from satchel.consent import (
     ApprovalRequest,
+    ApprovalStore,
     Decision,
     PermissionBroker,
+    open_approval_store,
 )
 
 __all__ = ["app", "approval_store", "parse_duration"]
@@ -80,6 +82,12 @@ def parse_duration(text: str) -> timedelta:
             f"{text!r} is not a duration; write e.g. 30s, 10m, 2h or 1d.", param_hint="'--for'"
         )
     return timedelta(seconds=float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()])
+
+
+def approval_store(db: str | None, *, must_exist: bool) -> ApprovalStore:
+    """The approval store of the database ``--db`` names: a SQLite file's, or a
+    PostgreSQL database's for a ``postgresql://`` URL."""
+    return open_approval_store(resolve_db_location(db, must_exist=must_exist))
 
 
 def _run(db: str | None, work: Callable[[PermissionBroker], Awaitable[_T]]) -> _T:

@@ -1,9 +1,5 @@
 """Opening the memory store that ``--db`` names, for the ``memory``, ``approvals`` and
-``serve`` commands: a file path, a ``sqlite:///`` URL or a ``postgresql://`` URL.
-
-The path or URL is read by :func:`satchel.memory.open_store` and
-:func:`satchel.consent.open_approval_store`; this module only turns their refusals
-into ``--db`` usage errors."""
+``serve`` commands: a file path, a ``sqlite:///`` URL or a ``postgresql://`` URL."""
 
 from __future__ import annotations
 
@@ -12,18 +8,12 @@ from typing import Annotated
 
 import typer
 
-from satchel._errors import SatchelUsageError
-from satchel.consent import ApprovalStore, open_approval_store
+from satchel import memory
+from satchel._errors import InvalidInputError
 from satchel.embed import default_embedder
-from satchel.memory import (
-    ConsentRequest,
-    MemoryStore,
-    MissingDatabaseError,
-    resolve_location,
-)
-from satchel.memory import open_store as open_memory
+from satchel.memory import ConsentRequest, MemoryStore
 
-__all__ = ["DbOption", "approval_store", "check_db", "open_store"]
+__all__ = ["DbOption", "open_store", "resolve_db_location"]
 
 DbOption = Annotated[
     str | None,
@@ -40,7 +30,7 @@ DbOption = Annotated[
 async def open_store(
     target: str | None, *, create: bool, embed: bool = True, consent: bool = False
 ) -> MemoryStore:
-    """Open the store ``--db`` names (see :func:`satchel.memory.open_store`).
+    """Open the store ``--db`` names, through :func:`satchel.memory.open_store`.
 
     Args:
         target: A file path, a ``sqlite:///path`` URL, a ``postgresql://`` URL, or
@@ -53,49 +43,35 @@ async def open_store(
         typer.BadParameter: An unsupported URL, or a missing database when not
             ``create``.
     """
-    check_db(target)
+    if not create:
+        resolve_db_location(target, must_exist=True)  # the CLI's own wording, early
+    embedder = default_embedder() if embed else None
+    handler = _approve if consent else None
     try:
-        return await open_memory(
-            target,
-            embedder=default_embedder() if embed else None,
-            consent=_approve if consent else None,
-            create=create,
+        return await memory.open_store(
+            target, must_exist=not create, embedder=embedder, consent=handler
         )
-    except MissingDatabaseError as exc:
-        raise typer.BadParameter(
-            f"there is no memory database at {exc.details['path']!r}. Check the path; a "
-            "command that writes (set, import) creates it.",
-            param_hint="'--db'",
-        ) from exc
+    except InvalidInputError as exc:
+        raise typer.BadParameter(f"{exc.message}.", param_hint="'--db'") from None
 
 
-def approval_store(target: str | None, *, must_exist: bool) -> ApprovalStore:
-    """The approval store of the database ``--db`` names (see
-    :func:`satchel.consent.open_approval_store`).
+def resolve_db_location(target: str | None, *, must_exist: bool) -> str | Path:
+    """What ``--db`` names: a PostgreSQL URL, or the SQLite file (``None``: the default
+    file).
 
     Raises:
-        typer.BadParameter: An unsupported URL, or no SQLite file there when
-            ``must_exist``.
-    """
-    location = check_db(target)
-    if must_exist and isinstance(location, Path) and not location.exists():
-        raise typer.BadParameter(
-            f"there is no memory database at {str(location)!r}. Check the path or --db.",
-            param_hint="'--db'",
-        )
-    return open_approval_store(location)
-
-
-def check_db(target: str | None) -> Path | str:
-    """The SQLite file or PostgreSQL URL ``--db`` names (``None``: the default file).
-
-    Raises:
-        typer.BadParameter: Not a database location.
+        typer.BadParameter: An unsupported URL, a folder, or no database file there
+            when ``must_exist``.
     """
     try:
-        return resolve_location(target)
-    except SatchelUsageError as exc:
-        raise typer.BadParameter(exc.message, param_hint="'--db'") from exc
+        return memory.store_location(target, must_exist=must_exist)
+    except InvalidInputError as exc:
+        hint = (
+            " (a command that writes, such as set or import, creates it)"
+            if (must_exist and "there is no memory database" in exc.message)
+            else ""
+        )
+        raise typer.BadParameter(f"{exc.message}{hint}.", param_hint="'--db'") from None
 
 
 async def _approve(request: ConsentRequest, /) -> bool:

@@ -1,6 +1,5 @@
-"""Where approval requests live: the :class:`ApprovalStore` protocol, the in-memory
-store, and :func:`open_approval_store`, which picks the SQLite or PostgreSQL store by
-the database's path or URL.
+"""Where approval requests live: the :class:`ApprovalStore` protocol and the in-memory
+store.
 
 A store keeps records and offers one atomic primitive, :meth:`ApprovalStore.swap`
 (compare-and-set on the status), which is all the broker needs to make decisions,
@@ -10,13 +9,12 @@ expiry and one-time use race-free across tasks, threads and processes.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from satchel._errors import InvalidInputError
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
-from satchel.memory import resolve_location
 
-__all__ = ["ApprovalStore", "InMemoryApprovalStore", "open_approval_store"]
+__all__ = ["ApprovalStore", "InMemoryApprovalStore"]
 
 _Requests = list[ApprovalRequest]
 
@@ -68,7 +66,7 @@ class InMemoryApprovalStore:
         """Store a new request."""
         with self._lock:
             if request.id in self._records:
-                raise ValueError(f"approval id {request.id!r} exists already")
+                raise InvalidInputError(f"approval id {request.id!r} exists already")
             self._records[request.id] = request
 
     async def get(self, request_id: str) -> ApprovalRequest | None:
@@ -100,29 +98,3 @@ class InMemoryApprovalStore:
 
     async def close(self) -> None:
         """Nothing to release."""
-
-
-def open_approval_store(target: str | Path | None = None) -> ApprovalStore:
-    """The approval store of the database ``target`` names, read the way
-    :func:`~satchel.memory.open_store` reads it: a SQLite file's (the memory file) or a
-    PostgreSQL database's. Nothing is opened until the store is first used; psycopg
-    loads only for a PostgreSQL URL.
-
-    Args:
-        target: A file path, a ``sqlite:///`` URL, a ``postgresql://`` URL, or ``None``
-            for the default memory file.
-
-    Raises:
-        SatchelUsageError: ``target`` is not a database location.
-
-    Example:
-        >>> broker = PermissionBroker(open_approval_store("postgresql://db/satchel"))
-    """
-    location = resolve_location(target)
-    if isinstance(location, str):
-        from satchel.consent._postgres import PostgresApprovalStore
-
-        return PostgresApprovalStore(location)
-    from satchel.consent._sqlite import SQLiteApprovalStore
-
-    return SQLiteApprovalStore(location)

@@ -57,13 +57,10 @@ from satchel.memory._models import (
     SearchHit,
     SearchMode,
     Unset,
+    check_restorable,
+    validate_agent,
 )
-from satchel.memory._open import (
-    MissingDatabaseError,
-    is_postgres_url,
-    open_store,
-    resolve_location,
-)
+from satchel.memory._open import is_postgres_url, open_store, store_location
 from satchel.memory._permissions import (
     ConsentHandler,
     ConsentRequest,
@@ -98,7 +95,6 @@ __all__ = [
     "MemoryBackend",
     "MemoryStore",
     "Message",
-    "MissingDatabaseError",
     "OnConflict",
     "Operation",
     "Permission",
@@ -111,6 +107,7 @@ __all__ = [
     "Unset",
     "Verdict",
     "authorize",
+    "check_restorable",
     "default_path",
     "default_template",
     "effective_permission",
@@ -118,6 +115,7 @@ __all__ = [
     "is_postgres_url",
     "load_template",
     "open_store",
-    "resolve_location",
+    "store_location",
+    "validate_agent",
     "verdict",
 ]

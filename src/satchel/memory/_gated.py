@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import AlreadyExistsError, PermissionDeniedError, VersionConflictError
+from satchel._errors import (
+    AlreadyExistsError,
+    InvalidInputError,
+    PermissionDeniedError,
+    VersionConflictError,
+)
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
 from satchel.memory._block_rules import LevelChanged
@@ -353,7 +358,7 @@ class GatedStore:
                 agent, [archive_label, load_label]
             )
             if pk_a == pk_l:
-                raise ValueError("swap needs two different blocks")
+                raise InvalidInputError("swap needs two different blocks")
             levels = [
                 await authorize(
                     Operation.KIND_CHANGE,
@@ -385,7 +390,7 @@ class GatedStore:
         if permission is not None:
             permission = Permission(permission)
         if not isinstance(char_limit, Unset) and char_limit is not None and char_limit < 0:
-            raise ValueError("char_limit must be >= 0")
+            raise InvalidInputError("char_limit must be >= 0")
         [(pk, block)] = await self.backend.resolve(agent, [label])
         if block.agent != agent:
             raise PermissionDeniedError(
@@ -433,7 +438,7 @@ class GatedStore:
         self, agent: str, pk: int, level: Permission, recipient: str, permission: Permission | None
     ) -> Block:
         if recipient == agent:  # past the gate, ``agent`` is the owner
-            raise ValueError("a block cannot be shared with its own owner")
+            raise InvalidInputError("a block cannot be shared with its own owner")
         return await self.backend.set_share(agent, pk, level, recipient, permission)
 
     # --- agents --------------------------------------------------------------------
@@ -497,9 +502,9 @@ class GatedStore:
         """See :meth:`MemoryStore.add_message`."""
         validate_agent(agent)
         if role not in _ROLES:
-            raise ValueError(f"role must be one of {_ROLES}, got {role!r}")
+            raise InvalidInputError(f"role must be one of {_ROLES}, got {role!r}")
         if created_at is not None and created_at.tzinfo is None:
-            raise ValueError("datetimes given to the memory store must be timezone-aware")
+            raise InvalidInputError("datetimes given to the memory store must be timezone-aware")
         new = NewMessage(
             agent=agent,
             role=role,
@@ -522,7 +527,7 @@ class GatedStore:
         """See :meth:`MemoryStore.list_messages`."""
         validate_agent(agent)
         if limit < 1:
-            raise ValueError("limit must be at least 1")
+            raise InvalidInputError("limit must be at least 1")
         return await self.backend.list_messages(
             agent, conversation_id=conversation_id, limit=limit, before=before
         )
@@ -542,7 +547,7 @@ class GatedStore:
         """See :meth:`MemoryStore.search`."""
         validate_agent(agent)
         if not 1 <= limit <= 1000:
-            raise ValueError("limit must be between 1 and 1000")
+            raise InvalidInputError("limit must be between 1 and 1000")
         filters = filters or SearchFilters()
         request = SearchRequest(
             agent=agent,

@@ -1,33 +1,26 @@
-"""One place that turns a path or a URL into a store: :func:`open_store`.
+"""One way to open a memory store from what a user typed: a file path, a
+``sqlite:///`` URL, a ``postgresql://`` URL, or nothing (the default file).
 
-The CLI's ``--db``, ``satchel serve`` and the approval stores of :mod:`satchel.consent`
-all name their database the same way (a file path, a ``sqlite:///`` URL, or a
-``postgresql://`` URL); :func:`resolve_location` reads that name once for all of them.
-The PostgreSQL backend (and so psycopg) is imported only when a PostgreSQL URL is
-opened.
+The CLI, ``serve`` and the approval store all go through :func:`store_location`, so a
+target means the same thing everywhere. PostgreSQL's driver is imported only when a
+PostgreSQL URL is opened: ``import satchel`` never loads it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-from satchel._errors import SatchelUsageError, StorageError
-from satchel.embed import Embedder
-from satchel.memory._fusion import DEFAULT_FUSION, Fusion
-from satchel.memory._permissions import ConsentHandler
+from satchel._errors import InvalidInputError
 from satchel.memory._protocol import MemoryStore
 from satchel.memory.sqlite import SQLiteStore, default_path
 
-__all__ = ["MissingDatabaseError", "is_postgres_url", "open_store", "resolve_location"]
+__all__ = ["is_postgres_url", "open_store", "store_location"]
+
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-class MissingDatabaseError(StorageError):
-    """:func:`open_store` with ``create=False`` found no SQLite file at the path (its
-    ``details`` give the ``path``)."""
-
-
-def is_postgres_url(target: str) -> bool:
+def is_postgres_url(target: str | Path) -> bool:
     """Whether ``target`` names a PostgreSQL database (``postgresql://`` or
     ``postgres://``) rather than a SQLite file.
 
@@ -35,104 +28,83 @@ def is_postgres_url(target: str) -> bool:
         >>> is_postgres_url("postgresql://localhost/satchel")
         True
     """
-    return target.startswith(("postgresql://", "postgres://"))
+    return isinstance(target, str) and target.startswith(_POSTGRES_SCHEMES)
 
 
-def resolve_location(target: str | Path | None) -> Path | str:
-    """Where the database ``target`` names lives: a SQLite file's :class:`~pathlib.Path`,
-    or the PostgreSQL URL itself (a ``str``).
+def store_location(target: str | Path | None, *, must_exist: bool = False) -> str | Path:
+    """Where ``target`` points: a PostgreSQL URL as it is, else the SQLite file.
 
     Args:
-        target: A file path, a ``sqlite:///path`` URL, a ``postgresql://`` (or
-            ``postgres://``) URL, or ``None`` (or blank) for :func:`default_path`.
+        target: A file path, ``sqlite:///path``, ``postgresql://...``, or ``None`` or
+            blank for :func:`~satchel.memory.default_path`.
+        must_exist: Refuse a SQLite file that does not exist yet.
 
     Raises:
-        SatchelUsageError: Another URL scheme, or a folder instead of a file.
+        InvalidInputError: An unsupported URL scheme, a folder, or (with
+            ``must_exist``) no file there.
 
     Example:
-        >>> resolve_location("sqlite:///tmp/satchel.db")
-        PosixPath('/tmp/satchel.db')
+        >>> store_location("sqlite:///tmp/a.db")
+        PosixPath('/tmp/a.db')
     """
-    if isinstance(target, Path):
-        return _file(target, str(target))
-    if target is None or not target.strip():
-        return default_path()
-    if is_postgres_url(target):
+    if isinstance(target, str) and is_postgres_url(target):
         return target
-    if target.startswith("sqlite:///"):
-        return _file(Path(target.removeprefix("sqlite:///")).expanduser(), target)
-    if "://" in target:
-        scheme = target.split("://", 1)[0]
-        raise SatchelUsageError(
-            f"{scheme!r} URLs are not supported; give a file path, a sqlite:/// URL or a "
-            "postgresql:// URL.",
-            details={"target": target},
+    path = _path_of(target)
+    if must_exist and not path.exists():
+        raise InvalidInputError(
+            f"there is no memory database at {str(path)!r}; check the path",
+            details={"path": str(path)},
         )
-    return _file(Path(target).expanduser(), target)
+    return path
 
 
-def _file(path: Path, target: str) -> Path:
+def _path_of(target: str | Path | None) -> Path:
+    if isinstance(target, Path):
+        path = target.expanduser()
+    elif target is None or not target.strip():
+        return default_path()
+    elif target.startswith("sqlite:///"):
+        path = Path(target.removeprefix("sqlite:///")).expanduser()
+    elif "://" in target:
+        scheme = target.split("://", 1)[0]
+        raise InvalidInputError(
+            f"{scheme!r} URLs are not supported; give a file path, a sqlite:/// URL or a "
+            "postgresql:// URL",
+            details={"scheme": scheme},
+        )
+    else:
+        path = Path(target).expanduser()
     if path.is_dir():
-        raise SatchelUsageError(
-            f"{target!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}.",
-            details={"target": target},
+        raise InvalidInputError(
+            f"{str(path)!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}",
+            details={"path": str(path)},
         )
     return path
 
 
 async def open_store(
-    target: str | Path | None = None,
-    *,
-    embedder: Embedder | Literal["default"] | None = "default",
-    consent: ConsentHandler | None = None,
-    char_limit_mode: Literal["hard", "soft"] = "hard",
-    fusion: Fusion = DEFAULT_FUSION,
-    create: bool = True,
+    target: str | Path | None = None, *, must_exist: bool = False, **options: Any
 ) -> MemoryStore:
-    """Open the memory store ``target`` names, on SQLite or PostgreSQL, with the
-    permission gate in front of it.
+    """Open the memory store ``target`` names: SQLite for a path (the embedded
+    default), PostgreSQL for a ``postgresql://`` URL.
 
     Args:
-        target: See :func:`resolve_location` (``None``: the default SQLite file).
-        embedder: The embedding model: ``"default"`` for satchel's local model, any
-            :class:`~satchel.embed.Embedder`, or ``None`` for BM25-only search.
-        consent: Asked when a write needs consent.
-        char_limit_mode: ``hard`` refuses a write past a block's ``char_limit``;
-            ``soft`` accepts it and logs a warning.
-        fusion: How hybrid search combines full-text and vector scores.
-        create: Create a missing SQLite file; with ``False`` a missing file raises
-            :class:`MissingDatabaseError` (a PostgreSQL database must exist anyway).
+        target: See :func:`store_location`.
+        must_exist: Refuse to create a new SQLite file.
+        **options: Passed to :class:`~satchel.memory.SQLiteStore` or
+            :class:`~satchel.memory.postgres.PostgresStore` (``embedder``, ``consent``,
+            ``fusion``, ...).
 
     Raises:
-        SatchelUsageError: ``target`` is not a database location.
-        MissingDatabaseError: No SQLite file there and ``create`` is false.
+        InvalidInputError: See :func:`store_location`.
         StorageError: The database cannot be opened.
 
     Example:
-        >>> store = await open_store("postgresql://localhost/satchel")  # doctest: +SKIP
-        >>> await store.create_block("ada", "persona", "I am Ada.")  # doctest: +SKIP
-        >>> await store.close()  # doctest: +SKIP
+        >>> store = await open_store("postgresql://localhost/satchel", embedder=None)
     """
-    location = resolve_location(target)
-    if isinstance(location, str):
-        from satchel.memory.postgres import PostgresStore  # psycopg loads only here
+    where = store_location(target, must_exist=must_exist)
+    if isinstance(where, str):
+        from satchel.memory.postgres import PostgresStore  # the driver loads only here
 
-        return await PostgresStore.open(
-            location,
-            embedder=embedder,
-            consent=consent,
-            char_limit_mode=char_limit_mode,
-            fusion=fusion,
-        )
-    if not create and not location.exists():
-        raise MissingDatabaseError(
-            f"there is no memory database at {str(location)!r}",
-            details={"path": str(location)},
-        )
-    return await SQLiteStore.open(
-        location,
-        embedder=embedder,
-        consent=consent,
-        char_limit_mode=char_limit_mode,
-        fusion=fusion,
-    )
+        return await PostgresStore.open(where, **options)
+    return await SQLiteStore.open(where, **options)

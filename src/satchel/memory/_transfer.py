@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import AlreadyExistsError
+from satchel._errors import AlreadyExistsError, InvalidInputError
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._models import (
     Block,
@@ -101,9 +101,11 @@ async def import_records(
     """See :meth:`MemoryStore.import_records`; ``batcher`` embeds the records (``None``:
     store them without vectors)."""
     if on_conflict not in ("error", "skip", "replace"):
-        raise ValueError(f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}")
+        raise InvalidInputError(
+            f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
+        )
     if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
+        raise InvalidInputError("batch_size must be at least 1")
     batches = _checked_batches(batcher, records, batch_size)
     try:
         return await backend.restore(batches, on_conflict)

@@ -23,6 +23,7 @@ and passes the same contract suite (``tests/memory``). How it is built:
 """
 
 from satchel.memory._open import is_postgres_url
+from satchel.memory.postgres._db import Conn, describe, redact
 from satchel.memory.postgres._store import PostgresStore
 
-__all__ = ["PostgresStore", "is_postgres_url"]
+__all__ = ["Conn", "PostgresStore", "describe", "is_postgres_url", "redact"]
