@@ -450,19 +450,10 @@ class GatedStore:
             return []
         chosen = default_template() if template is None else template
         blocks: list[tuple[NewBlock, F32 | None]] = []
-        for spec in chosen.blocks:
+        for spec in chosen.blocks:  # a BlockTemplate has exactly NewBlock's block fields
+            fields = spec.model_dump()
             new = NewBlock(
-                agent=agent,
-                label=spec.label,
-                value=spec.value,
-                description=spec.description,
-                kind=spec.kind,
-                permission=spec.permission,
-                char_limit=spec.char_limit,
-                pinned=spec.pinned,
-                tags=(),
-                metadata=None,
-                hard_limit=self.hard_limit,
+                agent=agent, **fields, tags=(), metadata=None, hard_limit=self.hard_limit
             )
             blocks.append((new, await self._vectors.embed_one(spec.value)))
         for _ in range(_RETRIES):
