@@ -3,18 +3,15 @@
 A :class:`~satchel.memory.MemoryBackend` supplies the database steps (each one read,
 one write transaction or one statement); :class:`GatedStore` wraps one and does
 everything else, once for every backend: argument checks, the permission gate
-(:func:`~satchel.memory._permissions.authorize`, DESIGN §4's table, asking the consent
-handler) with its retry loop, the reasons a consent handler is shown, the char-limit
+(DESIGN §4's table, asking the consent handler) with its retry loop
+(:mod:`satchel.memory._gate`), the reasons a consent handler is shown, the char-limit
 mode, embedding (:class:`~satchel.memory._vector_upkeep.VectorUpkeep`), preparing a
 search, and paging export and import (:mod:`satchel.memory._transfer`). So a backend
 that implements only the steps still gets the gate and consent; it cannot skip them.
 
 What stays with each backend is what really differs: connecting and closing,
-migrations, the SQL, and how a write re-checks the level the gate allowed. SQLite
-re-reads the level inside the write transaction; PostgreSQL makes it part of the
-writing statement. Either way a write step raises
-:class:`~satchel.memory._block_rules.LevelChanged` when the level moved, and the gate
-runs again (at most five times).
+migrations, the SQL, and how a write re-checks the level the gate allowed (SQLite
+inside the write transaction, PostgreSQL in the writing statement).
 """
 
 from __future__ import annotations
@@ -44,9 +41,9 @@ from satchel._errors import (
 )
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
-from satchel.memory._block_rules import LevelChanged
 from satchel.memory._fts import query_terms
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
+from satchel.memory._gate import gated_swap, gated_write
 from satchel.memory._models import (
     UNSET,
     AgentSummary,
@@ -67,7 +64,7 @@ from satchel.memory._models import (
     validate_agent,
     validate_label,
 )
-from satchel.memory._permissions import ConsentHandler, Operation, authorize
+from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
 from satchel.memory._template import AgentTemplate, default_template
@@ -157,29 +154,19 @@ class GatedStore:
         *,
         share_level: Permission | None = None,
         content: Any = None,
+        origin: RequestOrigin | None = None,
     ) -> tuple[int, _T]:
-        """Resolve ``label`` for ``agent``, pass the permission gate (nothing is held
-        open while a consent handler decides), then run ``write(pk, level)``, a
-        database step that re-checks the level the gate allowed."""
-        validate_agent(agent)
-        for _ in range(_RETRIES):
-            [(pk, block)] = await self.backend.resolve(agent, [label])
-            level = await authorize(
-                operation,
-                block=block,
-                agent=agent,
-                consent=self.consent,
-                reason=reason(block),
-                share_level=share_level,
-                content=content,
-            )
-            try:
-                return pk, await write(pk, level)
-            except LevelChanged:
-                continue
-        raise VersionConflictError(
-            f"the permissions of block {label!r} kept changing; try again",
-            details={"label": label},
+        return await gated_write(
+            self.backend,
+            self.consent,
+            agent,
+            label,
+            operation,
+            reason,
+            write,
+            share_level=share_level,
+            content=content,
+            origin=origin,
         )
 
     # --- blocks --------------------------------------------------------------------
@@ -239,6 +226,7 @@ class GatedStore:
         *,
         expected_version: int | None = None,
         description: str | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.update_block_text`."""
         vector = await self._vectors.embed_one(value)
@@ -260,11 +248,18 @@ class GatedStore:
                 hard_limit=self.hard_limit,
             ),
             content={"value": value, "description": description},
+            origin=origin,
         )
         return block
 
     async def append_to_block(
-        self, agent: str, label: str, text: str, *, separator: str = "\n"
+        self,
+        agent: str,
+        label: str,
+        text: str,
+        *,
+        separator: str = "\n",
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.append_to_block`."""
         pk, block = await self._gated(
@@ -276,6 +271,7 @@ class GatedStore:
                 agent, pk, level, text, separator, hard_limit=self.hard_limit
             ),
             content={"text": text, "separator": separator},
+            origin=origin,
         )
         await self._vectors.refresh_block(pk, block.value)
         return block
@@ -288,6 +284,7 @@ class GatedStore:
         new: str,
         *,
         expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.replace_in_block`."""
         pk, block = await self._gated(
@@ -307,12 +304,18 @@ class GatedStore:
                 hard_limit=self.hard_limit,
             ),
             content={"old": old, "new": new},
+            origin=origin,
         )
         await self._vectors.refresh_block(pk, block.value)
         return block
 
     async def delete_block(
-        self, agent: str, label: str, *, expected_version: int | None = None
+        self,
+        agent: str,
+        label: str,
+        *,
+        expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.delete_block`."""
         _, block = await self._gated(
@@ -323,6 +326,7 @@ class GatedStore:
             lambda pk, level: self.backend.delete(
                 agent, pk, level, expected_version=expected_version
             ),
+            origin=origin,
         )
         return block
 
@@ -333,6 +337,7 @@ class GatedStore:
         kind: BlockKind,
         *,
         expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.set_kind`."""
         kind = BlockKind(kind)
@@ -345,36 +350,22 @@ class GatedStore:
                 agent, pk, level, kind, expected_version=expected_version
             ),
             content={"kind": kind.value},
+            origin=origin,
         )
         return block
 
     async def swap_blocks(
-        self, agent: str, archive_label: str, load_label: str
+        self,
+        agent: str,
+        archive_label: str,
+        load_label: str,
+        *,
+        origin: RequestOrigin | None = None,
     ) -> tuple[Block, Block]:
         """See :meth:`MemoryStore.swap_blocks`."""
-        validate_agent(agent)
-        for _ in range(_RETRIES):
-            (pk_a, block_a), (pk_l, block_l) = await self.backend.resolve(
-                agent, [archive_label, load_label]
-            )
-            if pk_a == pk_l:
-                raise InvalidInputError("swap needs two different blocks")
-            levels = [
-                await authorize(
-                    Operation.KIND_CHANGE,
-                    block=block,
-                    agent=agent,
-                    consent=self.consent,
-                    reason=f"swap: move block {block.label!r} to {target.value} memory",
-                    content={"kind": target.value},
-                )
-                for block, target in ((block_a, BlockKind.ARCHIVAL), (block_l, BlockKind.WORKING))
-            ]
-            try:
-                return await self.backend.swap(agent, (pk_a, levels[0]), (pk_l, levels[1]))
-            except LevelChanged:
-                continue
-        raise VersionConflictError("the permissions of the blocks kept changing; try again")
+        return await gated_swap(
+            self.backend, self.consent, agent, archive_label, load_label, origin
+        )
 
     async def configure_block(
         self,
@@ -404,19 +395,32 @@ class GatedStore:
         )
 
     async def share_block(
-        self, agent: str, label: str, recipient: str, permission: Permission
+        self,
+        agent: str,
+        label: str,
+        recipient: str,
+        permission: Permission,
+        *,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.share_block`."""
         validate_agent(recipient)
-        return await self._share(agent, label, recipient, Permission(permission))
+        return await self._share(agent, label, recipient, Permission(permission), origin)
 
-    async def unshare_block(self, agent: str, label: str, recipient: str) -> Block:
+    async def unshare_block(
+        self, agent: str, label: str, recipient: str, *, origin: RequestOrigin | None = None
+    ) -> Block:
         """See :meth:`MemoryStore.unshare_block`."""
         validate_agent(recipient)
-        return await self._share(agent, label, recipient, None)
+        return await self._share(agent, label, recipient, None, origin)
 
     async def _share(
-        self, agent: str, label: str, recipient: str, permission: Permission | None
+        self,
+        agent: str,
+        label: str,
+        recipient: str,
+        permission: Permission | None,
+        origin: RequestOrigin | None,
     ) -> Block:
         def reason(block: Block) -> str:
             if permission is None:
@@ -431,6 +435,7 @@ class GatedStore:
             lambda pk, level: self._set_share(agent, pk, level, recipient, permission),
             share_level=permission,
             content={"recipient": recipient, "permission": permission and permission.value},
+            origin=origin,
         )
         return block
 
