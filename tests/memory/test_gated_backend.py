@@ -26,6 +26,7 @@ from satchel.memory import (
     MemoryBackend,
     MemoryStore,
     Permission,
+    RequestOrigin,
 )
 from satchel.memory._backend import NewBlock
 from satchel.memory._block_rules import (
@@ -228,7 +229,10 @@ async def test_a_human_block_asks_the_consent_handler_and_writes_only_when_appro
     with pytest.raises(PermissionDeniedError):
         await gated(backend, consent=refuse).append_to_block("ada", "human", "likes tea")
     assert (await gated(backend).get_block("ada", "human")).value == "Ada"
-    after = await gated(backend, consent=approve).append_to_block("ada", "human", "likes tea")
+    store = gated(backend, consent=approve)
+    after = await store.append_to_block(
+        "ada", "human", "likes tea", origin=RequestOrigin(channel="cli")
+    )
     assert after.value == "Ada\nlikes tea"
     [asked] = approve.asked
     assert (asked.operation, asked.label, asked.owner, asked.agent, asked.permission) == (
@@ -239,6 +243,7 @@ async def test_a_human_block_asks_the_consent_handler_and_writes_only_when_appro
         Permission.HUMAN,
     )
     assert "append 9 characters" in asked.reason
+    assert asked.origin == "cli"
 
 
 async def test_without_a_consent_handler_a_write_that_needs_consent_is_refused() -> None:
