@@ -1,0 +1,259 @@
+"""Mail on real accounts: IMAP to read (``imapclient``), SMTP to send (stdlib
+:mod:`smtplib`).
+
+Each call opens its own IMAP connection and closes it: a backend holds no socket
+between calls, so a server that restarted or a connection that idled out never breaks
+the next call. Reading uses ``BODY.PEEK`` and never marks a message as seen.
+"""
+
+from __future__ import annotations
+
+import email
+import re
+import smtplib
+import ssl
+from collections.abc import Generator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from email.message import EmailMessage, Message
+from email.policy import compat32
+from typing import Any, Literal, cast
+
+from imapclient import IMAPClient  # pyright: ignore[reportMissingTypeStubs]
+from imapclient.exceptions import IMAPClientError  # pyright: ignore[reportMissingTypeStubs]
+
+from satchel._errors import ToolFailed, ToolRetry
+from satchel.toolkit.mail._backend import split_email_id, unknown_email, unreachable
+from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
+from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
+
+__all__ = ["ImapSmtpBackend", "MailServer"]
+
+_INBOX = "INBOX"
+_SEEN = b"\\Seen"
+_BODY = b"BODY[]"
+_APPENDUID = re.compile(rb"APPENDUID \d+ (\d+)")
+_CRITERIA = {"from": "FROM", "to": "TO", "cc": "CC", "subject": "SUBJECT"}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MailServer:
+    """How to reach one IMAP or SMTP server.
+
+    Attributes:
+        host: The server's host name.
+        port: Its port (IMAP: 993 with TLS, 143 without; SMTP: 465 TLS, 587 STARTTLS).
+        username: The login, or ``None`` to skip logging in (SMTP only).
+        password: The password (from the environment or the config file, never a tool
+            argument).
+        security: ``ssl`` (TLS from the first byte), ``starttls`` or ``none``.
+        timeout: Seconds to wait for the server.
+    """
+
+    host: str
+    port: int
+    username: str | None = None
+    password: str | None = None
+    security: Literal["ssl", "starttls", "none"] = "ssl"
+    timeout: float = 30.0
+
+    @property
+    def label(self) -> str:
+        """``host:port``, for messages."""
+        return f"{self.host}:{self.port}"
+
+
+class ImapSmtpBackend:
+    """Mail on an IMAP server, sent through an SMTP server.
+
+    Args:
+        imap: The IMAP server (its ``username`` and ``password`` are required).
+        smtp: The SMTP server.
+        address: The user's address (From of sent mail).
+        sent_folder: The IMAP folder a copy of each sent message is appended to, or
+            ``None`` when the provider files sent mail itself (Gmail does).
+
+    Example:
+        >>> backend = ImapSmtpBackend(
+        ...     imap=MailServer(host="imap.fastmail.com", port=993, username=u, password=p),
+        ...     smtp=MailServer(host="smtp.fastmail.com", port=465, username=u, password=p),
+        ...     address="ada@example.org",
+        ... )
+    """
+
+    def __init__(
+        self,
+        *,
+        imap: MailServer,
+        smtp: MailServer,
+        address: str,
+        sent_folder: str | None = "Sent",
+    ) -> None:
+        self.imap = imap
+        self.smtp = smtp
+        self._address = address
+        self.sent_folder = sent_folder
+
+    @property
+    def address(self) -> str:
+        """The user's own address."""
+        return self._address
+
+    @contextmanager
+    def _client(self) -> Generator[Any]:
+        server = self.imap
+        try:
+            context = ssl.create_default_context()
+            client: Any = IMAPClient(
+                server.host,
+                port=server.port,
+                ssl=server.security == "ssl",
+                ssl_context=context,
+                timeout=server.timeout,
+            )
+        except (OSError, IMAPClientError) as exc:
+            raise unreachable(server.label, exc) from exc
+        try:
+            if server.security == "starttls":
+                client.starttls(context)
+            client.login(server.username or "", server.password or "")
+            yield client
+        except (OSError, IMAPClientError) as exc:
+            raise unreachable(server.label, exc) from exc
+        finally:
+            try:
+                client.logout()
+            except (OSError, IMAPClientError):
+                client.shutdown()
+
+    def _select(self, client: Any, folder: str) -> None:
+        try:
+            client.select_folder(folder, readonly=True)
+        except IMAPClientError as exc:
+            names = [
+                cast(str, f[2]) for f in cast(list[tuple[Any, Any, Any]], client.list_folders())
+            ]
+            raise ToolRetry(
+                f"No mail folder is named {folder!r}; the folders are {', '.join(names)}.",
+                details={"folder": folder, "folders": names},
+            ) from exc
+
+    def list_emails(
+        self,
+        *,
+        folder: str = _INBOX,
+        unread_only: bool = False,
+        since: datetime | None = None,
+        query: MailQuery | None = None,
+        limit: int = 10,
+    ) -> list[EmailSummary]:
+        """Messages of ``folder``, newest first (see :class:`MailBackend`)."""
+        criteria: list[Any] = []
+        if unread_only:
+            criteria.append("UNSEEN")
+        if since is not None:
+            criteria += ["SINCE", since.date()]
+        if query is not None:
+            for name, value in query.fields:
+                criteria += [_CRITERIA[name], value]
+            for word in query.words:
+                criteria += ["TEXT", word]
+        with self._client() as client:
+            self._select(client, folder)
+            uids = sorted(cast(list[int], client.search(criteria or ["ALL"], charset="UTF-8")))
+            found: list[EmailSummary] = []
+            # Newest uids first, in pages, until ``limit`` messages pass the date check.
+            while uids and len(found) < limit:
+                page, uids = uids[-limit:], uids[:-limit]
+                for uid, msg, unread in self._fetch(client, page):
+                    summary = summary_of(f"{folder}:{uid}", folder, msg, unread=unread)
+                    if since is None or (summary.date is not None and summary.date >= since):
+                        found.append(summary)
+        found.sort(key=_newest_first)
+        return found[:limit]
+
+    def _fetch(self, client: Any, uids: list[int]) -> list[tuple[int, Message, bool]]:
+        data = cast(dict[int, dict[bytes, Any]], client.fetch(uids, ["FLAGS", "BODY.PEEK[]"]))
+        out: list[tuple[int, Message, bool]] = []
+        for uid, item in data.items():
+            raw = item.get(_BODY)
+            if not isinstance(raw, bytes):
+                continue
+            flags = cast(tuple[bytes, ...], item.get(b"FLAGS", ()))
+            msg = email.message_from_bytes(raw, policy=compat32)
+            out.append((uid, msg, _SEEN not in flags))
+        return out
+
+    def get_email(self, email_id: str) -> EmailDetails:
+        """One message in full (see :class:`MailBackend`)."""
+        folder, key = split_email_id(email_id)
+        if not key.isdigit():
+            raise unknown_email(email_id)
+        with self._client() as client:
+            try:
+                self._select(client, folder)
+            except ToolRetry as exc:
+                raise unknown_email(email_id) from exc
+            fetched = self._fetch(client, [int(key)])
+        if not fetched:
+            raise unknown_email(email_id)
+        _, msg, unread = fetched[0]
+        return details_of(email_id, folder, msg, unread=unread)
+
+    def send_email(self, message: EmailMessage) -> SentEmail:
+        """Send through SMTP, then append a copy to the Sent folder (see
+        :class:`MailBackend`). A failed copy is logged in the receipt, not an error: the
+        message went out."""
+        self._submit(message)
+        saved: str | None = None
+        if self.sent_folder is not None:
+            saved = self._file_sent(message, self.sent_folder)
+        return receipt_of(message, saved)
+
+    def _submit(self, message: EmailMessage) -> None:
+        server = self.smtp
+        context = ssl.create_default_context()
+        try:
+            if server.security == "ssl":
+                smtp = smtplib.SMTP_SSL(
+                    server.host, server.port, timeout=server.timeout, context=context
+                )
+            else:
+                smtp = smtplib.SMTP(server.host, server.port, timeout=server.timeout)
+            with smtp:
+                if server.security == "starttls":
+                    smtp.starttls(context=context)
+                if server.username is not None:
+                    smtp.login(server.username, server.password or "")
+                smtp.send_message(message)
+        except smtplib.SMTPRecipientsRefused as exc:
+            refused = sorted(exc.recipients)
+            raise ToolFailed(
+                f"The mail server refused the recipients {', '.join(refused)}; nothing was sent.",
+                details={"refused": refused},
+            ) from exc
+        except smtplib.SMTPAuthenticationError as exc:
+            raise ToolFailed(
+                f"The mail server {server.label} refused the login; nothing was sent. Check "
+                "the SMTP username and password in the configuration.",
+                details={"server": server.label},
+            ) from exc
+        except (OSError, smtplib.SMTPException) as exc:
+            raise unreachable(server.label, exc) from exc
+
+    def _file_sent(self, message: EmailMessage, folder: str) -> str | None:
+        try:
+            with self._client() as client:
+                reply = client.append(folder, message.as_bytes(), flags=[_SEEN])
+        except ToolFailed:
+            return None
+        match = _APPENDUID.search(reply if isinstance(reply, bytes) else b"")
+        return f"{folder}:{int(match.group(1))}" if match else None
+
+    def close(self) -> None:
+        """Nothing to release (connections last one call)."""
+
+
+def _newest_first(summary: EmailSummary) -> float:
+    return -summary.date.timestamp() if summary.date is not None else 0.0

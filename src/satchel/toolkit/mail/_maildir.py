@@ -1,0 +1,131 @@
+"""The default mail backend: a local Maildir (stdlib :mod:`mailbox`), no server.
+
+The Maildir root is the INBOX; other folders are Maildir++ subfolders (``Sent``).
+Sending files the message in ``Sent`` (marked seen) and delivers nothing further: it is
+the backend for trying the tools out, and for mail that another program (fetchmail,
+offlineimap, mbsync) keeps in sync.
+"""
+
+from __future__ import annotations
+
+import mailbox
+import threading
+from datetime import datetime
+from email.message import EmailMessage
+from pathlib import Path
+
+from satchel._errors import ToolRetry
+from satchel.toolkit.mail._backend import split_email_id, unknown_email
+from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
+from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
+
+__all__ = ["MaildirBackend"]
+
+_INBOX = "INBOX"
+
+
+class MaildirBackend:
+    """Mail in a local Maildir.
+
+    Args:
+        path: The Maildir (created, with a ``Sent`` folder, when missing).
+        address: The user's address (From of sent mail).
+        sent_folder: The folder sent messages are filed in.
+
+    Example:
+        >>> backend = MaildirBackend(data_dir / "mail", address="ada@example.org")
+        >>> backend.list_emails(unread_only=True)  # doctest: +SKIP
+    """
+
+    def __init__(self, path: Path, *, address: str, sent_folder: str = "Sent") -> None:
+        self.path = Path(path)
+        self._address = address
+        self.sent_folder = sent_folder
+        self._lock = threading.Lock()
+        self._root = mailbox.Maildir(self.path, create=True)
+        if sent_folder not in self._root.list_folders():
+            self._root.add_folder(sent_folder)
+
+    @property
+    def address(self) -> str:
+        """The user's own address."""
+        return self._address
+
+    def _folder(self, name: str) -> mailbox.Maildir:
+        if name.upper() == _INBOX:
+            return self._root
+        try:
+            return self._root.get_folder(name)
+        except mailbox.NoSuchMailboxError as exc:
+            folders = [_INBOX, *sorted(self._root.list_folders())]
+            raise ToolRetry(
+                f"No mail folder is named {name!r}; the folders are {', '.join(folders)}.",
+                details={"folder": name, "folders": folders},
+            ) from exc
+
+    def add(
+        self, message: EmailMessage | bytes, *, folder: str = _INBOX, seen: bool = False
+    ) -> str:
+        """File a message (delivery into the local Maildir); returns its ``email_id``."""
+        box = self._folder(folder)
+        item = mailbox.MaildirMessage(message)
+        if seen:
+            item.set_subdir("cur")
+            item.add_flag("S")
+        with self._lock:
+            key = box.add(item)
+        return f"{_INBOX if box is self._root else folder}:{key}"
+
+    def list_emails(
+        self,
+        *,
+        folder: str = _INBOX,
+        unread_only: bool = False,
+        since: datetime | None = None,
+        query: MailQuery | None = None,
+        limit: int = 10,
+    ) -> list[EmailSummary]:
+        """Messages of ``folder``, newest first (see :class:`MailBackend`)."""
+        box = self._folder(folder)
+        name = _INBOX if box is self._root else folder
+        found: list[EmailSummary] = []
+        with self._lock:
+            box.clean()
+            for key, msg in box.iteritems():
+                unread = "S" not in msg.get_flags()
+                if unread_only and not unread:
+                    continue
+                if query is not None and not query.matches(msg):
+                    continue
+                summary = summary_of(f"{name}:{key}", name, msg, unread=unread)
+                if since is not None and (summary.date is None or summary.date < since):
+                    continue
+                found.append(summary)
+        found.sort(key=_newest_first)
+        return found[:limit]
+
+    def get_email(self, email_id: str) -> EmailDetails:
+        """One message in full (see :class:`MailBackend`)."""
+        folder, key = split_email_id(email_id)
+        try:
+            box = self._folder(folder)
+        except ToolRetry as exc:
+            raise unknown_email(email_id) from exc
+        with self._lock:
+            try:
+                msg = box[key]
+            except KeyError as exc:
+                raise unknown_email(email_id) from exc
+        return details_of(email_id, folder, msg, unread="S" not in msg.get_flags())
+
+    def send_email(self, message: EmailMessage) -> SentEmail:
+        """File ``message`` in the Sent folder (see :class:`MailBackend`)."""
+        saved = self.add(message, folder=self.sent_folder, seen=True)
+        return receipt_of(message, saved)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _newest_first(summary: EmailSummary) -> float:
+    return -summary.date.timestamp() if summary.date is not None else 0.0
