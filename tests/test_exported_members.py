@@ -21,6 +21,7 @@ PACKAGES = [
     "satchel.providers",
     "satchel.registry",
     "satchel.schema",
+    "satchel.toolkit",
     "satchel.tools",
 ]
 
