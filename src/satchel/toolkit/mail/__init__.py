@@ -14,8 +14,9 @@ Example:
 """
 
 from satchel.toolkit.mail._backend import MailBackend
+from satchel.toolkit.mail._config import DEFAULT_ADDRESS, mail_backend, mail_tools
 from satchel.toolkit.mail._digest import build_digest, thread_key
-from satchel.toolkit.mail._imap import ImapSmtpBackend, MailServer
+from satchel.toolkit.mail._imap import ImapSmtpBackend
 from satchel.toolkit.mail._maildir import MaildirBackend
 from satchel.toolkit.mail._message import MailQuery
 from satchel.toolkit.mail._models import (
@@ -26,9 +27,11 @@ from satchel.toolkit.mail._models import (
     SentEmail,
     WeeklyDigest,
 )
+from satchel.toolkit.mail._smtp import MailServer
 from satchel.toolkit.mail._tools import EmailList, mail_tools_for
 
 __all__ = [
+    "DEFAULT_ADDRESS",
     "DigestSender",
     "DigestThread",
     "EmailDetails",
@@ -42,6 +45,8 @@ __all__ = [
     "SentEmail",
     "WeeklyDigest",
     "build_digest",
+    "mail_backend",
+    "mail_tools",
     "mail_tools_for",
     "thread_key",
 ]

@@ -1,5 +1,5 @@
-"""Mail on real accounts: IMAP to read (``imapclient``), SMTP to send (stdlib
-:mod:`smtplib`).
+"""Mail on real accounts: IMAP to read (``imapclient``), SMTP to send
+(:mod:`satchel.toolkit.mail._smtp`).
 
 Each call opens its own IMAP connection and closes it: a backend holds no socket
 between calls, so a server that restarted or a connection that idled out never breaks
@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import email
 import re
-import smtplib
 import ssl
 from collections.abc import Generator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from email.message import EmailMessage, Message
 from email.policy import compat32
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from imapclient import IMAPClient  # pyright: ignore[reportMissingTypeStubs]
 from imapclient.exceptions import IMAPClientError  # pyright: ignore[reportMissingTypeStubs]
@@ -27,8 +25,9 @@ from satchel._errors import ToolFailed, ToolRetry
 from satchel.toolkit.mail._backend import split_email_id, unknown_email, unreachable
 from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
 from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
+from satchel.toolkit.mail._smtp import MailServer, submit
 
-__all__ = ["ImapSmtpBackend", "MailServer"]
+__all__ = ["ImapSmtpBackend"]
 
 _INBOX = "INBOX"
 _SEEN = b"\\Seen"
@@ -37,39 +36,13 @@ _APPENDUID = re.compile(rb"APPENDUID \d+ (\d+)")
 _CRITERIA = {"from": "FROM", "to": "TO", "cc": "CC", "subject": "SUBJECT"}
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MailServer:
-    """How to reach one IMAP or SMTP server.
-
-    Attributes:
-        host: The server's host name.
-        port: Its port (IMAP: 993 with TLS, 143 without; SMTP: 465 TLS, 587 STARTTLS).
-        username: The login, or ``None`` to skip logging in (SMTP only).
-        password: The password (from the environment or the config file, never a tool
-            argument).
-        security: ``ssl`` (TLS from the first byte), ``starttls`` or ``none``.
-        timeout: Seconds to wait for the server.
-    """
-
-    host: str
-    port: int
-    username: str | None = None
-    password: str | None = None
-    security: Literal["ssl", "starttls", "none"] = "ssl"
-    timeout: float = 30.0
-
-    @property
-    def label(self) -> str:
-        """``host:port``, for messages."""
-        return f"{self.host}:{self.port}"
-
-
 class ImapSmtpBackend:
     """Mail on an IMAP server, sent through an SMTP server.
 
     Args:
         imap: The IMAP server (its ``username`` and ``password`` are required).
-        smtp: The SMTP server.
+        smtp: The SMTP server, or ``None`` to only file sent mail in ``sent_folder``
+            (nothing is delivered).
         address: The user's address (From of sent mail).
         sent_folder: The IMAP folder a copy of each sent message is appended to, or
             ``None`` when the provider files sent mail itself (Gmail does).
@@ -86,7 +59,7 @@ class ImapSmtpBackend:
         self,
         *,
         imap: MailServer,
-        smtp: MailServer,
+        smtp: MailServer | None,
         address: str,
         sent_folder: str | None = "Sent",
     ) -> None:
@@ -203,44 +176,14 @@ class ImapSmtpBackend:
 
     def send_email(self, message: EmailMessage) -> SentEmail:
         """Send through SMTP, then append a copy to the Sent folder (see
-        :class:`MailBackend`). A failed copy is logged in the receipt, not an error: the
-        message went out."""
-        self._submit(message)
+        :class:`MailBackend`). A copy that cannot be filed leaves ``saved_as`` empty; it
+        is no error, since the message went out."""
+        if self.smtp is not None:
+            submit(self.smtp, message)
         saved: str | None = None
         if self.sent_folder is not None:
             saved = self._file_sent(message, self.sent_folder)
         return receipt_of(message, saved)
-
-    def _submit(self, message: EmailMessage) -> None:
-        server = self.smtp
-        context = ssl.create_default_context()
-        try:
-            if server.security == "ssl":
-                smtp = smtplib.SMTP_SSL(
-                    server.host, server.port, timeout=server.timeout, context=context
-                )
-            else:
-                smtp = smtplib.SMTP(server.host, server.port, timeout=server.timeout)
-            with smtp:
-                if server.security == "starttls":
-                    smtp.starttls(context=context)
-                if server.username is not None:
-                    smtp.login(server.username, server.password or "")
-                smtp.send_message(message)
-        except smtplib.SMTPRecipientsRefused as exc:
-            refused = sorted(exc.recipients)
-            raise ToolFailed(
-                f"The mail server refused the recipients {', '.join(refused)}; nothing was sent.",
-                details={"refused": refused},
-            ) from exc
-        except smtplib.SMTPAuthenticationError as exc:
-            raise ToolFailed(
-                f"The mail server {server.label} refused the login; nothing was sent. Check "
-                "the SMTP username and password in the configuration.",
-                details={"server": server.label},
-            ) from exc
-        except (OSError, smtplib.SMTPException) as exc:
-            raise unreachable(server.label, exc) from exc
 
     def _file_sent(self, message: EmailMessage, folder: str) -> str | None:
         try:

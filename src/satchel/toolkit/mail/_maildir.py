@@ -1,9 +1,10 @@
 """The default mail backend: a local Maildir (stdlib :mod:`mailbox`), no server.
 
 The Maildir root is the INBOX; other folders are Maildir++ subfolders (``Sent``).
-Sending files the message in ``Sent`` (marked seen) and delivers nothing further: it is
-the backend for trying the tools out, and for mail that another program (fetchmail,
-offlineimap, mbsync) keeps in sync.
+Sending files the message in ``Sent`` (marked seen), after handing it to an SMTP server
+when one is configured; with none, nothing is delivered: the backend for trying the
+tools out, and for mail that another program (fetchmail, offlineimap, mbsync) keeps in
+sync.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from satchel._errors import ToolRetry
 from satchel.toolkit.mail._backend import split_email_id, unknown_email
 from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
 from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
+from satchel.toolkit.mail._smtp import MailServer, submit
 
 __all__ = ["MaildirBackend"]
 
@@ -31,14 +33,23 @@ class MaildirBackend:
         path: The Maildir (created, with a ``Sent`` folder, when missing).
         address: The user's address (From of sent mail).
         sent_folder: The folder sent messages are filed in.
+        smtp: An SMTP server to deliver sent mail through first; ``None`` only files it.
 
     Example:
         >>> backend = MaildirBackend(data_dir / "mail", address="ada@example.org")
         >>> backend.list_emails(unread_only=True)  # doctest: +SKIP
     """
 
-    def __init__(self, path: Path, *, address: str, sent_folder: str = "Sent") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        address: str,
+        sent_folder: str = "Sent",
+        smtp: MailServer | None = None,
+    ) -> None:
         self.path = Path(path)
+        self.smtp = smtp
         self._address = address
         self.sent_folder = sent_folder
         self._lock = threading.Lock()
@@ -119,7 +130,10 @@ class MaildirBackend:
         return details_of(email_id, folder, msg, unread="S" not in msg.get_flags())
 
     def send_email(self, message: EmailMessage) -> SentEmail:
-        """File ``message`` in the Sent folder (see :class:`MailBackend`)."""
+        """Deliver ``message`` through :attr:`smtp` when set, then file it in the Sent
+        folder (see :class:`MailBackend`)."""
+        if self.smtp is not None:
+            submit(self.smtp, message)
         saved = self.add(message, folder=self.sent_folder, seen=True)
         return receipt_of(message, saved)
 
