@@ -33,6 +33,8 @@ _INBOX = "INBOX"
 _SEEN = b"\\Seen"
 _BODY = b"BODY[]"
 _APPENDUID = re.compile(rb"APPENDUID \d+ (\d+)")
+_DATE_FETCH = "BODY.PEEK[HEADER.FIELDS (DATE)]"
+_DATE_KEY = b"BODY[HEADER.FIELDS"
 _CRITERIA = {"from": "FROM", "to": "TO", "cc": "CC", "subject": "SUBJECT"}
 
 
@@ -121,7 +123,8 @@ class ImapSmtpBackend:
         query: MailQuery | None = None,
         limit: int = 10,
     ) -> list[EmailSummary]:
-        """Messages of ``folder``, newest first (see :class:`MailBackend`)."""
+        """Messages of ``folder``, newest first by their Date headers (see
+        :class:`MailBackend`)."""
         criteria: list[Any] = []
         if unread_only:
             criteria.append("UNSEEN")
@@ -134,17 +137,32 @@ class ImapSmtpBackend:
                 criteria += ["TEXT", word]
         with self._client() as client:
             self._select(client, folder)
-            uids = sorted(cast(list[int], client.search(criteria or ["ALL"], charset="UTF-8")))
+            uids = cast(list[int], client.search(criteria or ["ALL"], charset="UTF-8"))
+            if len(uids) > limit:
+                uids = self._newest(client, uids, since, limit)
             found: list[EmailSummary] = []
-            # Newest uids first, in pages, until ``limit`` messages pass the date check.
-            while uids and len(found) < limit:
-                page, uids = uids[-limit:], uids[:-limit]
-                for uid, msg, unread in self._fetch(client, page):
-                    summary = summary_of(f"{folder}:{uid}", folder, msg, unread=unread)
-                    if since is None or (summary.date is not None and summary.date >= since):
-                        found.append(summary)
+            for uid, msg, unread in self._fetch(client, uids):
+                summary = summary_of(f"{folder}:{uid}", folder, msg, unread=unread)
+                if since is None or (summary.date is not None and summary.date >= since):
+                    found.append(summary)
         found.sort(key=_newest_first)
         return found[:limit]
+
+    def _newest(
+        self, client: Any, uids: list[int], since: datetime | None, limit: int
+    ) -> list[int]:
+        """The ``limit`` newest of ``uids`` by their Date headers (one small fetch), so
+        only those are fetched whole."""
+        data = cast(dict[int, dict[bytes, Any]], client.fetch(uids, [_DATE_FETCH]))
+        dated: list[tuple[float, int]] = []
+        for uid, item in data.items():
+            raw = next((v for k, v in item.items() if k.startswith(_DATE_KEY)), b"")
+            when = _header_date(raw if isinstance(raw, bytes) else b"")
+            if since is not None and (when is None or when < since):
+                continue
+            dated.append((when.timestamp() if when is not None else 0.0, uid))
+        dated.sort(reverse=True)
+        return [uid for _, uid in dated[:limit]]
 
     def _fetch(self, client: Any, uids: list[int]) -> list[tuple[int, Message, bool]]:
         data = cast(dict[int, dict[bytes, Any]], client.fetch(uids, ["FLAGS", "BODY.PEEK[]"]))
@@ -196,6 +214,10 @@ class ImapSmtpBackend:
 
     def close(self) -> None:
         """Nothing to release (connections last one call)."""
+
+
+def _header_date(raw: bytes) -> datetime | None:
+    return summary_of("", "", email.message_from_bytes(raw, policy=compat32), unread=False).date
 
 
 def _newest_first(summary: EmailSummary) -> float:

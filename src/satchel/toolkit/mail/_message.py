@@ -58,9 +58,10 @@ def _decode(part: Message) -> str:
         return ""
     charset = part.get_content_charset() or "utf-8"
     try:
-        return payload.decode(charset, errors="replace")
+        text = payload.decode(charset, errors="replace")
     except LookupError:
-        return payload.decode("utf-8", errors="replace")
+        text = payload.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n")
 
 
 def _text_of(msg: Message) -> tuple[str, list[str]]:
