@@ -95,7 +95,7 @@ class Outbox:
         default_factory=list[tuple[str, list[str], bytes]]
     )
 
-    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:  # noqa: N802 (aiosmtpd's hook name)
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         content = envelope.original_content or b""
         self.messages.append((str(envelope.mail_from), list(envelope.rcpt_tos), content))
         return "250 OK"
