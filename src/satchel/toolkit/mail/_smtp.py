@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import smtplib
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.message import EmailMessage
 from typing import Literal
 
@@ -33,7 +33,7 @@ class MailServer:
     host: str
     port: int
     username: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     security: Literal["ssl", "starttls", "none"] = "ssl"
     timeout: float = 30.0
 
