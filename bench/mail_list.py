@@ -92,7 +92,8 @@ def main() -> None:
             text=True,
         )
         try:
-            assert process.stdout is not None and process.stdout.readline().strip() == "READY"
+            assert process.stdout is not None
+            assert process.stdout.readline().strip() == "READY"
             with IMAPClient("127.0.0.1", port=port, ssl=False) as client:
                 client.login("demouser", "demopass")
                 client.create_folder("Sent")
