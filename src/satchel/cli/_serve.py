@@ -60,6 +60,13 @@ from satchel.cli._serve_args import (
     parse_mount,
     parse_mount_header,
 )
+from satchel.cli._serve_toolkit import (
+    CalendarOption,
+    ToolkitConfigOption,
+    ToolkitOption,
+    ZoneOption,
+    toolkit_config,
+)
 from satchel.cli._store import resolve_db_location
 from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import AgentTemplate, MemoryStore, open_store
@@ -69,6 +76,7 @@ from satchel.tools import BaseTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from satchel.embed import Embedder
+    from satchel.toolkit import ToolkitConfig
 
 __all__ = [
     "MountSpec",
@@ -100,6 +108,8 @@ class ServeOptions:
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
     template: AgentTemplate | None = None
+    toolkit: ToolkitConfig | None = None
+    """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
     """The starting blocks of a new agent; ``None`` for persona and human."""
 
 
@@ -143,7 +153,12 @@ class _Announcing(WrapperTool):
         return result
 
 
-def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) -> ToolRegistry:
+def build_catalog(
+    options: ServeOptions,
+    *,
+    memory: ToolRegistry | None = None,
+    toolkit: ToolRegistry | None = None,
+) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
     meta-tools: the memory built-ins (``memory``, see :func:`memory_tools`), then each
     ``--tools`` registry.
@@ -159,6 +174,8 @@ def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) 
     sources: list[tuple[str, ToolRegistry]] = []
     if memory is not None:
         sources.append(("the memory tools", memory))
+    if toolkit is not None:
+        sources.append(("the productivity toolkit", toolkit))
     sources += [(target, load_registry(target)) for target in options.tools]
     origin: dict[str, str] = {}
     for label, registry in sources:
@@ -262,7 +279,14 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
         logger.info("memory of agent %r in %s", options.agent, shown)
         await store.ensure_agent(options.agent, options.template)
-        catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
+        toolkit = None
+        if options.toolkit is not None:
+            from satchel.toolkit import productivity_toolkit
+
+            toolkit = productivity_toolkit(options.toolkit, store=store)
+        catalog = build_catalog(
+            options, memory=memory_tools(store, on_write=announce), toolkit=toolkit
+        )
         for spec in options.mounts:
             await stack.enter_async_context(
                 mount_mcp(
@@ -396,6 +420,10 @@ def serve(
         ),
     ] = None,
     template: TemplateOption = None,
+    toolkit: ToolkitOption = None,
+    calendar: CalendarOption = None,
+    timezone: ZoneOption = None,
+    toolkit_file: ToolkitConfigOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -454,6 +482,7 @@ def serve(
         consent_wait=consent_wait,
         approve=approve,
         template=resolve_template(template),
+        toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
