@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -39,6 +40,8 @@ __all__ = [
     "texts",
     "wrap",
 ]
+
+logger = logging.getLogger("satchel.toolkit.calendar")
 
 Kind = Literal["event", "todo"]
 """A calendar event (``VEVENT``) or a task (``VTODO``)."""
@@ -279,8 +282,12 @@ class LocalCalendarStore:
             return cached.component
         try:
             calendar = icalendar.Calendar.from_ical(path.read_bytes())
+        except FileNotFoundError:  # deleted since it was listed
+            return None
         except (OSError, ValueError) as exc:
-            raise ToolFailed(f"The calendar file {path} cannot be read: {exc}") from exc
+            # one broken file (written by another program) must not hide the others
+            logger.warning("skipping the unreadable calendar file %s: %s", path, exc)
+            return None
         found = components(calendar, kind)
         if not found:
             return None
