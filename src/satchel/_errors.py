@@ -5,6 +5,9 @@ Every exception satchel raises derives from :class:`SatchelError`::
     SatchelError
     ├── SatchelUsageError          a developer misused the API (raised at once)
     │   └── SchemaError            a model or JSON schema satchel cannot serve
+    ├── InvalidInputError          a value handed to satchel is invalid  -> "invalid_arguments"
+    │   │                          (also a ValueError, so pydantic validators can raise it)
+    │   └── ArgumentsError         (satchel.tools) a tool call's arguments, with the record
     ├── ToolSignal                 raised by a tool's own code to tell the model something
     │   ├── ToolRetry              "try again with different arguments"  -> kind "retry"
     │   ├── ToolFailed             "this failed; retrying will not help" -> kind "failed"
@@ -20,6 +23,7 @@ Every exception satchel raises derives from :class:`SatchelError`::
     ├── ApprovalError              an approval id cannot be used for this call -> kind "denied"
     ├── StorageError               a database failed underneath (sqlite3, psycopg), mapped at
     │                              the boundary
+    ├── EmbeddingError             the embedding model could not be built, loaded or run
     └── RemoteToolError            a mounted MCP server could not be reached or answered badly
 
 Three families are kept apart on purpose:
@@ -29,8 +33,14 @@ Three families are kept apart on purpose:
 * errors a tool raises to talk to the model (:class:`ToolSignal` and the memory errors)
   become a structured :class:`~satchel.ToolResult` error whose kind is the class's
   ``error_kind``;
-* runtime failures (:class:`StorageError`, :class:`RemoteToolError`) are mapped from
-  third-party exceptions at the boundary, ``raise StorageError(...) from exc``.
+* runtime failures (:class:`StorageError`, :class:`EmbeddingError`,
+  :class:`RemoteToolError`) are mapped from third-party exceptions at the boundary,
+  ``raise StorageError(...) from exc``.
+
+A value that is wrong where it enters satchel (a limit of 0, a naive datetime, an
+export line that is not JSON) is an :class:`InvalidInputError`. It is also a
+``ValueError``, so pydantic validators may raise it and code that catches
+``ValueError`` keeps working.
 """
 
 from __future__ import annotations
@@ -44,7 +54,9 @@ __all__ = [
     "ApprovalRequired",
     "CharLimitError",
     "ConsentRequiredError",
+    "EmbeddingError",
     "ErrorKind",
+    "InvalidInputError",
     "MemoryStoreError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -100,6 +112,20 @@ class SatchelUsageError(SatchelError):
 class SchemaError(SatchelUsageError):
     """A model or JSON schema cannot be turned into provider-safe schemas (for example a
     recursive model)."""
+
+
+class InvalidInputError(SatchelError, ValueError):
+    """A value handed to satchel is invalid: out of range, the wrong shape, unreadable.
+    Becomes ``invalid_arguments`` when a tool raises it during a call.
+
+    It is also a ``ValueError``, so a pydantic validator may raise it (the error then
+    reaches the caller inside pydantic's ``ValidationError``).
+
+    Example:
+        >>> raise InvalidInputError("limit must be between 1 and 1000")
+    """
+
+    error_kind: ClassVar[ErrorKind] = "invalid_arguments"
 
 
 class ToolSignal(SatchelError):
@@ -190,6 +216,12 @@ class ConsentRequiredError(MemoryStoreError):
 
 class StorageError(SatchelError):
     """The database underneath failed (mapped from ``sqlite3`` or ``psycopg``)."""
+
+
+class EmbeddingError(SatchelError):
+    """The embedding model could not be built, loaded or run (a damaged model file, an
+    onnxruntime failure, an embedder that returned the wrong shape). Mapped at the
+    boundary from onnxruntime's and tokenizers' own exceptions."""
 
 
 class RemoteToolError(SatchelError):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import satchel.embed
-from satchel import SatchelUsageError
+from satchel import EmbeddingError, SatchelUsageError
 from satchel.embed import MiniLMEmbedder
 from satchel.embed._files import BUNDLED_TOKENIZER
 
@@ -87,14 +87,14 @@ def test_a_corrupt_model_is_only_read_on_first_use_and_then_refused(tmp_path: Pa
     lazy = MiniLMEmbedder(model_path=corrupt)  # construction does not read the file
     assert lazy.embed([]).shape == (0, 384)  # nor does an empty call
 
-    with pytest.raises(SatchelUsageError, match="Cannot load the embedding model"):
+    with pytest.raises(EmbeddingError, match="Cannot load the embedding model"):
         lazy.embed(["hello"])
 
 
 def test_a_corrupt_tokenizer_is_refused_on_first_use(tmp_path: Path) -> None:
     corrupt = tmp_path / "tokenizer.json"
     corrupt.write_text('{"not": "a tokenizer"}')
-    with pytest.raises(SatchelUsageError, match="Cannot load the embedding tokenizer"):
+    with pytest.raises(EmbeddingError, match="Cannot load the embedding tokenizer"):
         MiniLMEmbedder(tokenizer_path=corrupt).embed(["hello"])
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from satchel import SatchelUsageError
+from satchel import EmbeddingError
 from satchel.embed import MiniLMEmbedder
 from satchel.embed._files import resolve_model_path
 from satchel.embed._quantize import (
@@ -83,10 +83,10 @@ def test_a_damaged_cached_copy_is_rebuilt(
     assert cached.stat().st_size > 1_000_000
 
 
-def test_an_unconvertible_model_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+def test_an_unconvertible_model_is_an_embedding_error_naming_it(tmp_path: Path) -> None:
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"\x00garbage, not protobuf")
-    with pytest.raises(SatchelUsageError, match="Cannot build an int8 copy") as caught:
+    with pytest.raises(EmbeddingError, match="Cannot build an int8 copy") as caught:
         quantized_model(broken, cache_dir=tmp_path / "cache")
     assert caught.value.details["path"] == str(broken)
     assert not any((tmp_path / "cache").glob("*.onnx"))
@@ -95,7 +95,7 @@ def test_an_unconvertible_model_is_a_usage_error_naming_it(tmp_path: Path) -> No
 def test_a_broken_model_still_reports_the_load_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"\x00garbage, not protobuf")
-    with pytest.raises(SatchelUsageError, match="Cannot load the embedding model"):
+    with pytest.raises(EmbeddingError, match="Cannot load the embedding model"):
         MiniLMEmbedder(model_path=broken).embed(["hello"])
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from satchel import ToolRegistry
-from satchel.tools import ToolError, ToolResult
+from satchel.tools import ErrorInfo, ToolResult
 from tool_fixtures import WordCount
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +52,7 @@ async def test_an_invalid_arguments_result_echoing_a_lone_surrogate_serialises()
 def test_an_error_result_serialises_whatever_its_message_and_details(
     message: str, details: dict[str, Any]
 ) -> None:
-    result = ToolResult("t", error=ToolError("invalid_arguments", message, details))
+    result = ToolResult("t", error=ErrorInfo("invalid_arguments", message, details))
     _assert_serialises(result)
 
 

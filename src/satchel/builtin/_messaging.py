@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal, Protocol, assert_never, runtime_chec
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from satchel._errors import ToolFailed, ToolRetry
+from satchel._errors import InvalidInputError, ToolFailed, ToolRetry
 from satchel.builtin._views import checked
 from satchel.memory import MemoryStore, Message
 
@@ -236,10 +236,10 @@ class MessageRouter:
         through ``endpoint``, replacing any endpoint set before.
 
         Raises:
-            ValueError: ``kind`` is not a channel target type.
+            InvalidInputError: ``kind`` is not a channel target type.
         """
         if kind not in _NETWORK_TYPES:
-            raise ValueError(f"endpoints serve one of {_NETWORK_TYPES}, not {kind!r}")
+            raise InvalidInputError(f"endpoints serve one of {_NETWORK_TYPES}, not {kind!r}")
         self.endpoints[kind] = endpoint
 
     def set_group(self, name: str, members: Sequence[str]) -> None:

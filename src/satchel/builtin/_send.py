@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import to_json
 
+from satchel._errors import InvalidInputError
 from satchel.builtin._messaging import MessageRouter, OutgoingMessage, Receipt, Target
 from satchel.tools import Tool, ToolContext
 
@@ -38,7 +39,7 @@ class SendMessageInput(BaseModel):
             try:
                 to_json(value, inf_nan_mode="strings").decode("utf-8")
             except ValueError:  # pydantic-core's serialisation errors are ValueErrors
-                raise ValueError(
+                raise InvalidInputError(
                     "metadata must be plain JSON whose text is valid UTF-8 (a lone "
                     "surrogate such as \\ud800 cannot be sent)"
                 ) from None

@@ -21,16 +21,14 @@ import typer
 from rich.table import Table
 
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
-from satchel.cli._store import DbOption, resolve_db_path
+from satchel.cli._store import DbOption, resolve_db_location
 from satchel.consent import (
     ApprovalRequest,
     ApprovalStore,
     Decision,
     PermissionBroker,
-    PostgresApprovalStore,
-    SQLiteApprovalStore,
+    open_approval_store,
 )
-from satchel.memory.postgres import is_postgres_url
 
 __all__ = ["app", "approval_store", "parse_duration"]
 
@@ -89,9 +87,7 @@ def parse_duration(text: str) -> timedelta:
 def approval_store(db: str | None, *, must_exist: bool) -> ApprovalStore:
     """The approval store of the database ``--db`` names: a SQLite file's, or a
     PostgreSQL database's for a ``postgresql://`` URL."""
-    if db is not None and is_postgres_url(db):
-        return PostgresApprovalStore(db)
-    return SQLiteApprovalStore(resolve_db_path(db, must_exist=must_exist))
+    return open_approval_store(resolve_db_location(db, must_exist=must_exist))
 
 
 def _run(db: str | None, work: Callable[[PermissionBroker], Awaitable[_T]]) -> _T:

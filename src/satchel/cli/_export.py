@@ -28,8 +28,8 @@ from typing import IO, Any, cast
 import typer
 from pydantic import ValidationError
 
-from satchel.memory import Block, MemoryStore, Message, SearchHit
-from satchel.memory._models import check_restorable, validate_agent
+from satchel._errors import InvalidInputError
+from satchel.memory import Block, MemoryStore, Message, SearchHit, check_restorable, validate_agent
 
 __all__ = ["EXPORT_FORMAT", "export_lines", "read_export"]
 
@@ -75,30 +75,30 @@ def _decode(raw: bytes) -> Any:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(
+        raise InvalidInputError(
             f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1})"
         ) from None
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError("JSON nested too deeply to read") from None
+        raise InvalidInputError("JSON nested too deeply to read") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc.msg} at column {exc.colno}") from None
+        raise InvalidInputError(f"not JSON: {exc.msg} at column {exc.colno}") from None
 
 
 def _object(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
+        raise InvalidInputError("not a JSON object")
     return cast(dict[str, Any], data)
 
 
 def _header_agent(data: Any) -> str | None:
     header = _object(data)
     if header.get("format") != EXPORT_FORMAT or header.get("version") != _EXPORT_VERSION:
-        raise ValueError(f"not a {EXPORT_FORMAT} v{_EXPORT_VERSION} export header")
+        raise InvalidInputError(f"not a {EXPORT_FORMAT} v{_EXPORT_VERSION} export header")
     agent = header.get("agent")
     if agent is not None and not isinstance(agent, str):
-        raise ValueError("the header's agent must be a name or null")
+        raise InvalidInputError("the header's agent must be a name or null")
     return None if agent is None else validate_agent(agent)
 
 
@@ -111,16 +111,16 @@ def _record(data: Any) -> Block | Message:
         elif kind == "message":
             record = Message.model_validate(line.get("message"))
         else:
-            raise ValueError(f"unknown record type {kind!r}")
+            raise InvalidInputError(f"unknown record type {kind!r}")
     except ValidationError as exc:
         error = exc.errors(include_url=False, include_input=False)[0]
         where = ".".join(str(part) for part in error["loc"]) or str(kind)
-        raise ValueError(f"{kind} field {where!r}: {error['msg']}") from None
+        raise InvalidInputError(f"{kind} field {where!r}: {error['msg']}") from None
     name = f"block {record.label!r}" if isinstance(record, Block) else f"message {record.id!r}"
     try:
         check_restorable(record)
     except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        raise InvalidInputError(f"{name}: {exc}") from None
     return record
 
 
@@ -167,7 +167,7 @@ def read_export(
             else:
                 record = _record(data)
                 if header is not None and record.agent != header:
-                    raise ValueError(_foreign(record, header))
+                    raise InvalidInputError(_foreign(record, header))
                 yield record
         except ValueError as exc:
             raise _bad(number, str(exc)) from None
@@ -181,10 +181,10 @@ def _check_target(header: str | None, agent: str | None) -> None:
     if agent is None or header == agent:
         return
     if header is None:
-        raise ValueError(
+        raise InvalidInputError(
             "this is a whole-store export (records of every agent); restore it with --all-agents"
         )
-    raise ValueError(
+    raise InvalidInputError(
         f"this export holds the memory of agent {header!r}, not {agent!r}; import it "
         f"with --agent {header}"
     )

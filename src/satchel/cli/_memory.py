@@ -47,7 +47,7 @@ from satchel.cli._backup import (
     write_export,
 )
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
-from satchel.cli._store import DbOption, open_store, resolve_db_path
+from satchel.cli._store import DbOption, open_store
 from satchel.memory import (
     Block,
     BlockKind,
@@ -61,7 +61,7 @@ from satchel.memory import (
     Unset,
 )
 
-__all__ = ["app", "open_store", "resolve_db_path"]
+__all__ = ["app", "open_store"]
 
 _T = TypeVar("_T")
 _ROLES = ("user", "assistant", "system", "tool")

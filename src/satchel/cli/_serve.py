@@ -60,16 +60,23 @@ from satchel.cli._serve_args import (
     parse_mount,
     parse_mount_header,
 )
-from satchel.cli._store import resolve_db_path
+from satchel.cli._serve_toolkit import (
+    CalendarOption,
+    ToolkitConfigOption,
+    ToolkitOption,
+    ZoneOption,
+    toolkit_config,
+)
+from satchel.cli._store import resolve_db_location
 from satchel.consent import ApprovalPolicy, PermissionBroker
-from satchel.memory import AgentTemplate, MemoryStore, SQLiteStore
-from satchel.memory.postgres import PostgresStore, is_postgres_url
-from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
+from satchel.memory import AgentTemplate, MemoryStore, open_store
+from satchel.meta import MetaTools
+from satchel.registry import RegistryView, ToolRegistry, WrapperTool, merged
 from satchel.tools import BaseTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from satchel.embed import Embedder
-    from satchel.meta import MetaTools
+    from satchel.toolkit import ToolkitConfig
 
 __all__ = [
     "MountSpec",
@@ -101,6 +108,8 @@ class ServeOptions:
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
     template: AgentTemplate | None = None
+    toolkit: ToolkitConfig | None = None
+    """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
     """The starting blocks of a new agent; ``None`` for persona and human."""
 
 
@@ -127,7 +136,7 @@ def memory_tools(
     tools = memory_toolset(store)
     if on_write is None:
         return tools
-    return ToolRegistry([_Announcing(t, on_write) for t in tools], context=tools.context)
+    return RegistryView([tools], lambda tool: _Announcing(tool, on_write))
 
 
 class _Announcing(WrapperTool):
@@ -144,28 +153,19 @@ class _Announcing(WrapperTool):
         return result
 
 
-def _mirror(source: ToolRegistry, target: ToolRegistry) -> None:
-    """Keep ``target`` in step with later changes to ``source``."""
-
-    def follow(event: RegistryEvent) -> None:
-        if event.kind == "removed":
-            if target.get(event.name) is not None:
-                target.unregister(event.name)
-            return
-        tool = source.get(event.name)
-        if tool is not None:
-            target.register(tool, replace=True)
-
-    source.subscribe(follow)
-
-
-def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) -> ToolRegistry:
+def build_catalog(
+    options: ServeOptions,
+    *,
+    memory: ToolRegistry | None = None,
+    toolkit: ToolRegistry | None = None,
+) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
     meta-tools: the memory built-ins (``memory``, see :func:`memory_tools`), then each
     ``--tools`` registry.
 
-    A single registry is served as it is; several are merged, and a name defined twice
-    is an error.
+    They are merged into one live view (:func:`~satchel.registry.merged`) that
+    follows each source and takes the mounted servers' tools; a name defined twice is
+    an error.
 
     Raises:
         typer.BadParameter: a ``--tools`` target cannot be loaded.
@@ -174,23 +174,19 @@ def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) 
     sources: list[tuple[str, ToolRegistry]] = []
     if memory is not None:
         sources.append(("the memory tools", memory))
+    if toolkit is not None:
+        sources.append(("the productivity toolkit", toolkit))
     sources += [(target, load_registry(target)) for target in options.tools]
-    if len(sources) == 1:
-        return sources[0][1]
-    catalog = ToolRegistry()
     origin: dict[str, str] = {}
     for label, registry in sources:
-        for tool in registry:
-            name = tool.spec.name
+        for name in registry.names():
             if name in origin:
                 raise SatchelUsageError(
                     f"The tool {name!r} is defined by both {origin[name]} and {label}; "
                     "serve one of them, or rename a tool."
                 )
             origin[name] = label
-            catalog.register(tool)
-        _mirror(registry, catalog)
-    return catalog
+    return merged(*(registry for _, registry in sources))
 
 
 def _meta_tools(
@@ -199,15 +195,6 @@ def _meta_tools(
     broker: PermissionBroker | None,
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
 ) -> MetaTools:
-    try:
-        from satchel.meta import MetaTools
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("satchel.meta", "satchel"):
-            raise
-        raise typer.BadParameter(
-            "needs the meta-tools (satchel.meta), which this build of satchel does not have yet.",
-            param_hint="'--lazy'",
-        ) from exc
     return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins, approval=approve)
 
 
@@ -276,8 +263,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
     )
 
     db = None if options.db is None else str(options.db)
-    on_postgres = db is not None and is_postgres_url(db)
-    path = None if on_postgres else resolve_db_path(db, must_exist=False)
+    where = resolve_db_location(db, must_exist=False)
     server: SatchelServer | None = None
 
     def announce() -> None:
@@ -288,16 +274,19 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         approvals = approval_store(db, must_exist=False)
         broker = await stack.enter_async_context(PermissionBroker(approvals, origin="mcp"))
         consent = MemoryConsent(broker, wait=options.consent_wait)
-        store: MemoryStore
-        if path is None:
-            assert db is not None
-            store = await PostgresStore.open(db, embedder=_embedder(), consent=consent)
-        else:
-            store = await SQLiteStore.open(path, embedder=_embedder(), consent=consent)
+        store = await open_store(where, embedder=_embedder(), consent=consent)
         stack.push_async_callback(store.close)
-        logger.info("memory of agent %r at %s", options.agent, db if path is None else path)
+        shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
+        logger.info("memory of agent %r in %s", options.agent, shown)
         await store.ensure_agent(options.agent, options.template)
-        catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
+        toolkit = None
+        if options.toolkit is not None:
+            from satchel.toolkit import productivity_toolkit
+
+            toolkit = productivity_toolkit(options.toolkit, store=store)
+        catalog = build_catalog(
+            options, memory=memory_tools(store, on_write=announce), toolkit=toolkit
+        )
         for spec in options.mounts:
             await stack.enter_async_context(
                 mount_mcp(
@@ -431,6 +420,10 @@ def serve(
         ),
     ] = None,
     template: TemplateOption = None,
+    toolkit: ToolkitOption = None,
+    calendar: CalendarOption = None,
+    timezone: ZoneOption = None,
+    toolkit_file: ToolkitConfigOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -489,9 +482,9 @@ def serve(
         consent_wait=consent_wait,
         approve=approve,
         template=resolve_template(template),
+        toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
     )
-    if db is None or not is_postgres_url(db):
-        resolve_db_path(db, must_exist=False)  # an unsupported URL is a usage error now
+    resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None
     loopback = address is None or is_loopback(address[0])
     token = check_token(

@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 
+from satchel import memory
+from satchel._errors import InvalidInputError
 from satchel.embed import default_embedder
-from satchel.memory import ConsentRequest, MemoryStore, SQLiteStore, default_path
-from satchel.memory.postgres import PostgresStore, is_postgres_url
+from satchel.memory import ConsentRequest, MemoryStore
 
-__all__ = ["DbOption", "open_store", "resolve_db_path"]
+__all__ = ["DbOption", "open_store", "resolve_db_location"]
 
 DbOption = Annotated[
     str | None,
@@ -29,8 +30,7 @@ DbOption = Annotated[
 async def open_store(
     target: str | None, *, create: bool, embed: bool = True, consent: bool = False
 ) -> MemoryStore:
-    """Open the store ``--db`` names: the one place that turns a path or a URL into a
-    :class:`~satchel.memory.MemoryStore`.
+    """Open the store ``--db`` names, through :func:`satchel.memory.open_store`.
 
     Args:
         target: A file path, a ``sqlite:///path`` URL, a ``postgresql://`` URL, or
@@ -43,60 +43,35 @@ async def open_store(
         typer.BadParameter: An unsupported URL, or a missing database when not
             ``create``.
     """
+    if not create:
+        resolve_db_location(target, must_exist=True)  # the CLI's own wording, early
     embedder = default_embedder() if embed else None
     handler = _approve if consent else None
-    if target is not None and is_postgres_url(target):
-        return await PostgresStore.open(target, embedder=embedder, consent=handler)
-    path = _path_of(target)
-    if not create and not path.exists():
-        raise typer.BadParameter(
-            f"there is no memory database at {str(path)!r}. Check the path; a command "
-            "that writes (set, import) creates it.",
-            param_hint="'--db'",
+    try:
+        return await memory.open_store(
+            target, must_exist=not create, embedder=embedder, consent=handler
         )
-    return await SQLiteStore.open(
-        path,
-        embedder=embedder,
-        consent=handler,
-    )
+    except InvalidInputError as exc:
+        raise typer.BadParameter(f"{exc.message}.", param_hint="'--db'") from None
 
 
-def resolve_db_path(target: str | None, *, must_exist: bool) -> Path:
-    """The database file ``--db`` names (``None``: the default file).
+def resolve_db_location(target: str | None, *, must_exist: bool) -> str | Path:
+    """What ``--db`` names: a PostgreSQL URL, or the SQLite file (``None``: the default
+    file).
 
     Raises:
-        typer.BadParameter: An unsupported URL, or no database there when
-            ``must_exist``.
+        typer.BadParameter: An unsupported URL, a folder, or no database file there
+            when ``must_exist``.
     """
-    path = _path_of(target)
-    if must_exist and not path.exists():
-        raise typer.BadParameter(
-            f"there is no memory database at {str(path)!r}. Check the path or --db.",
-            param_hint="'--db'",
-        )
-    return path
-
-
-def _path_of(target: str | None) -> Path:
-    if target is None or not target.strip():
-        return default_path()
-    if target.startswith("sqlite:///"):
-        return Path(target.removeprefix("sqlite:///")).expanduser()
-    if "://" in target:
-        scheme = target.split("://", 1)[0]
+    try:
+        return memory.store_location(target, must_exist=must_exist)
+    except InvalidInputError as exc:
         hint = (
-            "this command keeps its data in a SQLite file and does not support PostgreSQL yet"
-            if scheme.startswith("postgres")
-            else f"{scheme!r} URLs are not supported"
+            " (a command that writes, such as set or import, creates it)"
+            if (must_exist and "there is no memory database" in exc.message)
+            else ""
         )
-        raise typer.BadParameter(f"{hint}; give a file path.", param_hint="'--db'")
-    path = Path(target).expanduser()
-    if path.is_dir():
-        raise typer.BadParameter(
-            f"{target!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}.",
-            param_hint="'--db'",
-        )
-    return path
+        raise typer.BadParameter(f"{exc.message}{hint}.", param_hint="'--db'") from None
 
 
 async def _approve(request: ConsentRequest, /) -> bool:

@@ -17,6 +17,8 @@ Example:
     'pending_confirmation'
 """
 
+import typing
+
 from satchel.consent._broker import PermissionBroker, memory_reason, memory_scope
 from satchel.consent._gate import gated_call, with_approval
 from satchel.consent._models import (
@@ -28,10 +30,13 @@ from satchel.consent._models import (
     args_digest,
     canonical_json,
 )
+from satchel.consent._open import open_approval_store
 from satchel.consent._policy import ApprovalPolicy, needs_approval
-from satchel.consent._postgres import PostgresApprovalStore
 from satchel.consent._sqlite import SQLiteApprovalStore
 from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
+
+if typing.TYPE_CHECKING:
+    from satchel.consent._postgres import PostgresApprovalStore
 
 __all__ = [
     "ApprovalError",
@@ -51,5 +56,16 @@ __all__ = [
     "memory_reason",
     "memory_scope",
     "needs_approval",
+    "open_approval_store",
     "with_approval",
 ]
+
+
+def __getattr__(name: str) -> typing.Any:
+    # PostgreSQL's driver loads only when its store is asked for: `import satchel`
+    # stays free of psycopg.
+    if name == "PostgresApprovalStore":
+        from satchel.consent._postgres import PostgresApprovalStore
+
+        return PostgresApprovalStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

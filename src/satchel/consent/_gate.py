@@ -30,8 +30,8 @@ from satchel._errors import SatchelUsageError
 from satchel.consent._broker import PermissionBroker
 from satchel.consent._models import ApprovalError, ConsentScope
 from satchel.consent._policy import ApprovalPolicy, needs_approval
-from satchel.registry import ToolRegistry, WrapperTool
-from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult, ToolSpec
+from satchel.registry import RegistryView, ToolRegistry, WrapperTool
+from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec
 
 __all__ = ["gated_call", "with_approval"]
 
@@ -90,7 +90,7 @@ async def gated_call(
     except SatchelUsageError as exc:
         return ToolResult(
             name,
-            error=ToolError(
+            error=ErrorInfo(
                 "invalid_arguments",
                 f"The arguments must be plain JSON data ({exc.message}).",
                 {"errors": [{"field": "", "problem": "not plain JSON"}]},
@@ -107,7 +107,7 @@ async def gated_call(
                 return _pending_result(name, ctx.approval_id, args, retry_hint, still=True)
             return ToolResult(
                 name,
-                error=ToolError(
+                error=ErrorInfo(
                     "denied",
                     f"{exc.message} Nothing ran. Do not retry with this approval_id; call "
                     "without it to ask the user for a new approval.",
@@ -121,7 +121,7 @@ async def gated_call(
     if problems:
         return ToolResult(
             name,
-            error=ToolError(
+            error=ErrorInfo(
                 "invalid_arguments",
                 "The arguments do not fit the tool's schema; fix them and call again:\n- "
                 + "\n- ".join(problems),
@@ -165,7 +165,7 @@ def _pending_result(
         details["expires_at"] = expires.isoformat()
     return ToolResult(
         tool,
-        error=ToolError(
+        error=ErrorInfo(
             "needs_approval",
             f"{head}; nothing ran. Ask the user to approve request {approval_id} "
             f"(you cannot approve it yourself), then {retry_hint}.",
@@ -223,7 +223,5 @@ def with_approval(
     """
     policy = ApprovalPolicy(policy)
     if isinstance(target, ToolRegistry):
-        return ToolRegistry(
-            [_ApprovalGate(t, broker, policy) for t in target], context=target.context
-        )
+        return RegistryView([target], lambda tool: _ApprovalGate(tool, broker, policy))
     return _ApprovalGate(target, broker, policy)

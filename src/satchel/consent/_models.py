@@ -12,7 +12,7 @@ from typing import Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from satchel._errors import ApprovalError, SatchelUsageError
+from satchel._errors import ApprovalError, InvalidInputError, SatchelUsageError
 
 __all__ = [
     "ApprovalError",
@@ -114,7 +114,7 @@ class ConsentScope(BaseModel):
     def _fields_fit_kind(self) -> Self:
         if self.kind == "memory_edit":
             if not self.label or self.tool is not None or self.args_digest is not None:
-                raise ValueError(
+                raise InvalidInputError(
                     "a memory_edit scope takes a label (and owner, agent, operation, "
                     "content_digest) only"
                 )
@@ -127,10 +127,12 @@ class ConsentScope(BaseModel):
                 or self.operation is not None
                 or self.content_digest is not None
             ):
-                raise ValueError("a tool_execution scope takes a tool, an args_digest and an agent")
+                raise InvalidInputError(
+                    "a tool_execution scope takes a tool, an args_digest and an agent"
+                )
         for digest in (self.args_digest, self.content_digest):
             if digest is not None and not _DIGEST.match(digest):
-                raise ValueError("a digest must be 64 lower-case hex digits (SHA-256)")
+                raise InvalidInputError("a digest must be 64 lower-case hex digits (SHA-256)")
         return self
 
     @classmethod
@@ -250,7 +252,7 @@ class Decision(BaseModel):
     @model_validator(mode="after")
     def _duration_fits_kind(self) -> Self:
         if (self.kind == "approve_for") != (self.duration_seconds is not None):
-            raise ValueError("duration_seconds is required for approve_for, and only there")
+            raise InvalidInputError("duration_seconds is required for approve_for, and only there")
         return self
 
     @classmethod

@@ -31,9 +31,9 @@ import anyio
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from satchel._errors import StorageError
+from satchel._errors import InvalidInputError, StorageError
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
-from satchel.memory.postgres._db import Conn, describe, redact
+from satchel.memory.postgres import Conn, describe, redact
 
 __all__ = ["PostgresApprovalStore"]
 
@@ -127,7 +127,7 @@ class PostgresApprovalStore:
         max_connections: At most this many connections at once.
 
     Raises:
-        ValueError: The connection counts are inconsistent.
+        InvalidInputError: The connection counts are inconsistent.
 
     Example:
         >>> broker = PermissionBroker(PostgresApprovalStore("postgresql://db/satchel"))
@@ -135,7 +135,7 @@ class PostgresApprovalStore:
 
     def __init__(self, url: str, *, min_connections: int = 1, max_connections: int = 4) -> None:
         if not 0 <= min_connections <= max_connections or max_connections < 1:
-            raise ValueError("need 0 <= min_connections <= max_connections and >= 1 maximum")
+            raise InvalidInputError("need 0 <= min_connections <= max_connections and >= 1 maximum")
         self.url = url
         self.safe_url = redact(url)
         self.min_connections = min_connections

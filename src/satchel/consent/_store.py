@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Protocol, runtime_checkable
 
+from satchel._errors import InvalidInputError
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
 
 __all__ = ["ApprovalStore", "InMemoryApprovalStore"]
@@ -65,7 +66,7 @@ class InMemoryApprovalStore:
         """Store a new request."""
         with self._lock:
             if request.id in self._records:
-                raise ValueError(f"approval id {request.id!r} exists already")
+                raise InvalidInputError(f"approval id {request.id!r} exists already")
             self._records[request.id] = request
 
     async def get(self, request_id: str) -> ApprovalRequest | None:

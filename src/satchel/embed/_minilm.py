@@ -22,7 +22,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import EmbeddingError, SatchelUsageError
 from satchel.embed._batching import plan_batches
 from satchel.embed._files import resolve_model_path, resolve_tokenizer_path
 from satchel.embed._quantize import quantize_by_default, quantized_model
@@ -181,7 +181,7 @@ class MiniLMEmbedder:
                 building the int8 copy of the model, the first time on a machine.
 
         Raises:
-            SatchelUsageError: The model files cannot be loaded.
+            EmbeddingError: The model files cannot be loaded.
         """
         self._load(progress)
 
@@ -287,7 +287,7 @@ class MiniLMEmbedder:
         if self._quantize:
             try:
                 runtime = self._open_quantized(progress)
-            except SatchelUsageError as exc:
+            except EmbeddingError as exc:
                 logger.warning("Embedding with float32 arithmetic instead: %s", exc.message)
             else:
                 self._batch_size = self._batch_size_arg or 1
@@ -300,7 +300,7 @@ class MiniLMEmbedder:
         path = quantized_model(self._model_path, progress=progress)
         try:
             return self._runtime_for(path)
-        except SatchelUsageError:
+        except EmbeddingError:
             # A damaged cached copy (a truncated disk write, say): build it once more.
             logger.warning("The cached int8 embedding model %s is unreadable; rebuilding", path)
             path.unlink(missing_ok=True)

@@ -35,7 +35,7 @@ from typing import Any, Final
 
 import platformdirs
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import EmbeddingError
 
 __all__ = [
     "BUILD_MESSAGE",
@@ -92,7 +92,7 @@ def _import(name: str) -> Any:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"Cannot build the int8 embedding model: {exc}. Install the 'onnx' package, "
             f"or set ${QUANTIZE_ENV_VAR}=0 to embed with float32 arithmetic.",
             details={"module": name},
@@ -130,14 +130,14 @@ def _build(source: Path, target: Path) -> None:
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
-            raise SatchelUsageError(
+            raise EmbeddingError(
                 f"Building the int8 embedding model took over {_TIMEOUT} s; gave up.",
                 details={"path": str(source)},
             ) from exc
         if done.returncode != 0 or not built.is_file():
             lines = [line for line in done.stderr.splitlines() if line.strip()]
             reason = lines[-1] if lines else f"exit status {done.returncode}"
-            raise SatchelUsageError(
+            raise EmbeddingError(
                 f"Cannot build an int8 copy of the embedding model {str(source)!r}: {reason}",
                 details={"path": str(source), "stderr": "\n".join(lines[-20:])},
             )
@@ -173,7 +173,7 @@ def quantized_model(
         The path of the derived model, built now if no valid copy was cached.
 
     Raises:
-        SatchelUsageError: ``source`` cannot be read or converted, ``onnx`` is not
+        EmbeddingError: ``source`` cannot be read or converted, ``onnx`` is not
             installed, or the cache directory is not writable.
     """
     directory = cache_dir if cache_dir is not None else model_cache_dir()
@@ -181,7 +181,7 @@ def quantized_model(
     try:
         identity = f"{_digest(source)}:{ort.__version__}:{_RECIPE}"
     except OSError as exc:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"Cannot read the embedding model {str(source)!r}: {exc.strerror or exc}",
             details={"path": str(source)},
         ) from exc
@@ -200,7 +200,7 @@ def quantized_model(
         _build(source, target)
         _prune(target)
     except OSError as exc:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"Cannot write the int8 embedding model to {str(directory)!r}: "
             f"{exc.strerror or exc}. Set ${CACHE_ENV_VAR} to a writable directory, or "
             f"${QUANTIZE_ENV_VAR}=0.",

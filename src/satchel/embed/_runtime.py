@@ -2,7 +2,7 @@
 
 ``onnxruntime`` ships no type information and ``tokenizers`` only some, so the few
 methods satchel calls are described here by protocols, and both libraries' errors (bare
-``Exception`` subclasses) are mapped to :class:`~satchel.SatchelUsageError` at load.
+``Exception`` subclasses) are mapped to :class:`~satchel.EmbeddingError` at load.
 Both libraries are imported only when :func:`load_runtime` runs.
 """
 
@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import EmbeddingError
 
 __all__ = ["Encoding", "OnnxSession", "Runtime", "TextTokenizer", "load_runtime"]
 
@@ -91,7 +91,7 @@ def _load_tokenizer(path: Path, max_tokens: int) -> TextTokenizer:
         tokenizer = tokenizers.Tokenizer.from_file(str(path))
     # tokenizers raises a bare Exception for any unreadable or invalid file.
     except Exception as exc:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"Cannot load the embedding tokenizer {str(path)!r}: {exc}",
             details={"path": str(path)},
         ) from exc
@@ -116,7 +116,7 @@ def _open_session(path: Path, threads: int) -> OnnxSession:
         )
     # onnxruntime's errors (InvalidProtobuf, Fail, ...) derive from bare Exception.
     except Exception as exc:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"Cannot load the embedding model {str(path)!r}: {exc}",
             details={"path": str(path)},
         ) from exc
@@ -138,7 +138,7 @@ def load_runtime(
         The loaded runtime.
 
     Raises:
-        SatchelUsageError: A file cannot be loaded, or the model is not a BERT-like
+        EmbeddingError: A file cannot be loaded, or the model is not a BERT-like
             encoder of width ``dim``.
     """
     tokenizer = _load_tokenizer(tokenizer_path, max_tokens)
@@ -147,14 +147,14 @@ def load_runtime(
     missing = {"input_ids", "attention_mask"} - input_names
     outputs = session.get_outputs()
     if missing or not outputs:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"The embedding model {str(model_path)!r} does not look like a BERT encoder: "
             f"it lacks the inputs {sorted(missing)} or has no outputs.",
             details={"path": str(model_path), "inputs": sorted(input_names)},
         )
     width = outputs[0].shape[-1] if outputs[0].shape else None
     if isinstance(width, int) and width != dim:
-        raise SatchelUsageError(
+        raise EmbeddingError(
             f"The embedding model {str(model_path)!r} gives {width}-dimensional vectors, "
             f"not {dim}.",
             details={"path": str(model_path), "dim": width},

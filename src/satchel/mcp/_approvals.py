@@ -56,8 +56,8 @@ from satchel.consent import (
 )
 from satchel.mcp._channel import ClientChannel, client_channel
 from satchel.memory import ConsentRequest
-from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
-from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult, ToolSpec
+from satchel.registry import RegistryView, ToolRegistry, WrapperTool
+from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec
 
 __all__ = ["APPROVAL_ARGUMENT", "MemoryConsent", "with_mcp_approval"]
 
@@ -131,7 +131,7 @@ class _McpApprovalGate(WrapperTool):
         if presented is not None and not isinstance(presented, str):
             return ToolResult(
                 self._spec.name,
-                error=ToolError(
+                error=ErrorInfo(
                     "invalid_arguments",
                     f"`{APPROVAL_ARGUMENT}` must be the string a pending_confirmation result gave.",
                     {"errors": [{"field": APPROVAL_ARGUMENT, "problem": "not a string"}]},
@@ -197,7 +197,7 @@ class _McpApprovalGate(WrapperTool):
         if not approved:
             return ToolResult(
                 spec.name,
-                error=ToolError(
+                error=ErrorInfo(
                     "denied",
                     "The user declined this call in the MCP client; nothing ran. Do not "
                     "retry it unless the user asks you to.",
@@ -226,8 +226,9 @@ def with_mcp_approval(
             never do: the block's permission decides their writes.
 
     Returns:
-        A new registry of gated tools (the held ones with the extra argument), kept in
-        step with later changes to ``registry``.
+        A view of ``registry`` whose tools are gated (the held ones with the extra
+        argument); it follows later changes to ``registry`` (mounted servers come and
+        go).
 
     A tool that already takes an ``approval_id`` argument (such as a mounted satchel
     server's tool) is trusted to gate itself and passed through unchanged.
@@ -237,21 +238,7 @@ def with_mcp_approval(
         >>> server = create_server(with_mcp_approval(tools, broker))  # doctest: +SKIP
     """
     policy = ApprovalPolicy(policy)
-    gated = ToolRegistry(
-        [_McpApprovalGate(t, broker, policy) for t in registry], context=registry.context
-    )
-
-    def follow(event: RegistryEvent) -> None:  # mounted servers come and go
-        if event.kind == "removed":
-            if gated.get(event.name) is not None:
-                gated.unregister(event.name)
-            return
-        tool = registry.get(event.name)
-        if tool is not None:
-            gated.register(_McpApprovalGate(tool, broker, policy), replace=True)
-
-    registry.subscribe(follow)
-    return gated
+    return RegistryView([registry], lambda tool: _McpApprovalGate(tool, broker, policy))
 
 
 class MemoryConsent:

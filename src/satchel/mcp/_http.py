@@ -15,6 +15,8 @@ import uvicorn
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from satchel._errors import InvalidInputError
+
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_REQUEST_TIMEOUT",
@@ -47,7 +49,7 @@ class BearerTokenMiddleware:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         if not token:
-            raise ValueError("the bearer token must not be empty")
+            raise InvalidInputError("the bearer token must not be empty")
         self.app = app
         self._token = token.encode()
 
@@ -213,9 +215,9 @@ def _env_number(name: str, default: float) -> float:
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"${name} must be a number, got {raw!r}") from None
+        raise InvalidInputError(f"${name} must be a number, got {raw!r}") from None
     if not value > 0:
-        raise ValueError(f"${name} must be positive, got {raw!r}")
+        raise InvalidInputError(f"${name} must be positive, got {raw!r}")
     return value
 
 
@@ -268,7 +270,7 @@ async def run_uvicorn(
             _env_number("SATCHEL_HTTP_MAX_CONNECTIONS", default_max_connections())
         )
     if request_timeout <= 0 or max_connections < 1:
-        raise ValueError("request_timeout and max_connections must be positive")
+        raise InvalidInputError("request_timeout and max_connections must be positive")
     protocol = type(
         "SatchelH11",
         (_GuardedH11,),

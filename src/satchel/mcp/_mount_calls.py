@@ -22,8 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from satchel._errors import RemoteToolError, SatchelError, SatchelUsageError
 from satchel.mcp._remote import remote_result
-from satchel.tools import ToolError, ToolResult
-from satchel.tools._base import result_from_exception
+from satchel.tools import ErrorInfo, ToolResult, result_from_exception
 
 if TYPE_CHECKING:
     from satchel.mcp._mount_connection import Connection, Live
@@ -78,7 +77,7 @@ async def call_remote(
     except TimeoutError:
         return ToolResult(
             name,
-            error=ToolError(
+            error=ErrorInfo(
                 "timeout",
                 f"The MCP server {mount.prefix!r} did not finish {remote!r} within "
                 f"{mount.call_timeout:g} s. Try again later.",
@@ -114,7 +113,7 @@ def _call_error(
     elif exc.code == types.REQUEST_TIMEOUT:
         return ToolResult(
             name,
-            error=ToolError(
+            error=ErrorInfo(
                 "timeout", f"The MCP server {prefix!r} timed out on {remote!r}.", details
             ),
         )

@@ -18,7 +18,7 @@ import mcp_types as types
 
 from satchel._errors import ErrorKind
 from satchel.mcp._server import ERROR_META_KEY
-from satchel.tools import RawTool, ToolContext, ToolError, ToolResult
+from satchel.tools import ErrorInfo, RawTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from satchel.mcp._mount import MountedServer
@@ -136,13 +136,13 @@ def remote_result(tool: str, result: types.CallToolResult) -> ToolResult:
             if kind in _ERROR_KINDS and isinstance(info.get("message"), str):
                 return ToolResult(
                     tool,
-                    error=ToolError(
+                    error=ErrorInfo(
                         cast(ErrorKind, kind),
                         str(info["message"]),
                         cast(dict[str, Any], details) if isinstance(details, dict) else {},
                     ),
                 )
-        return ToolResult(tool, error=ToolError("failed", text or "The remote tool failed."))
+        return ToolResult(tool, error=ErrorInfo("failed", text or "The remote tool failed."))
     structured: Any = result.structured_content
     if isinstance(structured, dict):
         return ToolResult(tool, cast(dict[str, Any], structured))

@@ -50,7 +50,10 @@ from satchel.memory._models import (
     SearchHit,
     SearchMode,
     Unset,
+    check_restorable,
+    validate_agent,
 )
+from satchel.memory._open import is_postgres_url, open_store, store_location
 from satchel.memory._permissions import (
     ConsentHandler,
     ConsentRequest,
@@ -95,10 +98,15 @@ __all__ = [
     "Unset",
     "Verdict",
     "authorize",
+    "check_restorable",
     "default_path",
     "default_template",
     "effective_permission",
     "empty_template",
+    "is_postgres_url",
     "load_template",
+    "open_store",
+    "store_location",
+    "validate_agent",
     "verdict",
 ]

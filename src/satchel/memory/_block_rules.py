@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from satchel._errors import (
     CharLimitError,
+    InvalidInputError,
     MemoryStoreError,
     NotFoundError,
     VersionConflictError,
@@ -113,11 +114,11 @@ def check_new_value(
     """Check the value and limit of a block about to be created.
 
     Raises:
-        ValueError: ``char_limit`` is negative.
+        InvalidInputError: ``char_limit`` is negative.
         CharLimitError: ``value`` is over ``char_limit``, and ``hard``.
     """
     if char_limit is not None and char_limit < 0:
-        raise ValueError("char_limit must be >= 0")
+        raise InvalidInputError("char_limit must be >= 0")
     if char_limit is not None and len(value) > char_limit:
         if hard:
             raise CharLimitError(

@@ -17,7 +17,8 @@ import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
-from satchel.embed._protocol import Embedder
+from satchel._errors import EmbeddingError
+from satchel.embed import Embedder
 
 __all__ = ["EmbedBatcher", "as_unit_rows"]
 
@@ -28,11 +29,11 @@ def as_unit_rows(vectors: npt.ArrayLike, dim: int) -> F32:
     """Check an embedder's output and return it as unit-length float32 rows.
 
     Raises:
-        ValueError: The shape is wrong.
+        EmbeddingError: The shape is wrong.
     """
     array = np.asarray(vectors, dtype=np.float32)
     if array.ndim != 2 or array.shape[1] != dim:
-        raise ValueError(f"embedder returned shape {array.shape}, expected (n, {dim})")
+        raise EmbeddingError(f"embedder returned shape {array.shape}, expected (n, {dim})")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return np.ascontiguousarray(array / norms, dtype=np.float32)
@@ -94,7 +95,9 @@ class EmbedBatcher:
             raw = await anyio.to_thread.run_sync(self.embedder.embed, texts)
             vectors = as_unit_rows(raw, self.embedder.dim)
             if len(vectors) != len(texts):
-                raise ValueError(f"embedder returned {len(vectors)} rows for {len(texts)} texts")
+                raise EmbeddingError(
+                    f"embedder returned {len(vectors)} rows for {len(texts)} texts"
+                )
         except Exception as exc:  # handed to every waiter of the batch, then re-raised
             for request in batch:
                 request.error, request.done = exc, True

@@ -16,6 +16,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from satchel._errors import InvalidInputError
+
 __all__ = [
     "UNSET",
     "Block",
@@ -83,10 +85,10 @@ def validate_label(label: str) -> str:
     whitespace.
 
     Raises:
-        ValueError: The label breaks one of those rules.
+        InvalidInputError: The label breaks one of those rules.
     """
     if not _NAME_RE.match(label) or label != label.strip():
-        raise ValueError(
+        raise InvalidInputError(
             f"invalid label {label[:140]!r}: use 1-128 characters with no '/', no control "
             "characters and no leading or trailing spaces"
         )
@@ -97,10 +99,10 @@ def validate_agent(agent: str) -> str:
     """Check an agent name and return it (same rules as :func:`validate_label`).
 
     Raises:
-        ValueError: The name breaks a rule.
+        InvalidInputError: The name breaks a rule.
     """
     if not _NAME_RE.match(agent) or agent != agent.strip():
-        raise ValueError(
+        raise InvalidInputError(
             f"invalid agent name {agent[:140]!r}: use 1-128 characters with no '/', no "
             "control characters and no leading or trailing spaces"
         )
@@ -288,9 +290,9 @@ class SearchFilters(_Record):
     def _check_times(self) -> SearchFilters:
         for value in (self.start_time, self.end_time):
             if value is not None and value.tzinfo is None:
-                raise ValueError("start_time and end_time must be timezone-aware")
+                raise InvalidInputError("start_time and end_time must be timezone-aware")
         if self.start_time and self.end_time and self.start_time > self.end_time:
-            raise ValueError("start_time is after end_time")
+            raise InvalidInputError("start_time is after end_time")
         return self
 
 
@@ -388,7 +390,7 @@ def _encodable(name: str, text: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(
+        raise InvalidInputError(
             f"{name} holds a lone surrogate (U+{ord(text[exc.start]):04X} at character "
             f"{exc.start}), which is not text"
         ) from None
@@ -415,16 +417,16 @@ def _check_block(block: Block) -> None:
         if level > block.permission:
             # The gate's rule (satchel.memory._permissions.authorize): never share above
             # the block's own permission, or a friend gets more than the owner has.
-            raise ValueError(
+            raise InvalidInputError(
                 f"the share with {name!r} is {level.value!r}, above the block's own "
                 f"permission {block.permission.value!r}"
             )
     if block.agent in block.shares:
-        raise ValueError("a block cannot be shared with its own owner")
+        raise InvalidInputError("a block cannot be shared with its own owner")
     if not 1 <= block.version <= _MAX_STORED_INT:
-        raise ValueError(f"version must be from 1 to {_MAX_STORED_INT}")
+        raise InvalidInputError(f"version must be from 1 to {_MAX_STORED_INT}")
     if block.char_limit is not None and not 0 <= block.char_limit <= _MAX_STORED_INT:
-        raise ValueError(f"char_limit must be from 0 to {_MAX_STORED_INT}")
+        raise InvalidInputError(f"char_limit must be from 0 to {_MAX_STORED_INT}")
 
 
 def check_restorable(record: Block | Message) -> None:
@@ -432,30 +434,30 @@ def check_restorable(record: Block | Message) -> None:
     :func:`check_import_record`.
 
     Raises:
-        ValueError: The record is invalid; the message says why.
+        InvalidInputError: The record is invalid; the message says why.
     """
     try:
         _check_texts(record)
         if not _ID_RE.match(record.id):
-            raise ValueError("the id must be 1-256 characters with no control characters")
+            raise InvalidInputError("the id must be 1-256 characters with no control characters")
         validate_agent(record.agent)
         moments = [record.created_at]
         if isinstance(record, Block):
             _check_block(record)
             moments.append(record.updated_at)
         elif record.role not in _ROLES:
-            raise ValueError(f"role must be one of {_ROLES}")
+            raise InvalidInputError(f"role must be one of {_ROLES}")
         if any(moment.tzinfo is None for moment in moments):
-            raise ValueError("times must be timezone-aware")
+            raise InvalidInputError("times must be timezone-aware")
         if any(not tag for tag in record.tags) or len(set(record.tags)) != len(record.tags):
-            raise ValueError("tags must be non-empty and distinct")
+            raise InvalidInputError("tags must be non-empty and distinct")
         try:
             metadata = json.dumps(dict(record.metadata), ensure_ascii=False, allow_nan=False)
         except RecursionError:
-            raise ValueError("metadata is nested too deeply") from None
+            raise InvalidInputError("metadata is nested too deeply") from None
         _encodable("metadata", metadata)
     except TypeError as exc:
-        raise ValueError(str(exc)) from exc
+        raise InvalidInputError(str(exc)) from exc
 
 
 def check_import_record(record: object, position: int) -> Block | Message:
@@ -475,17 +477,17 @@ def check_import_record(record: object, position: int) -> Block | Message:
         position: Its 0-based position in the import, for the message.
 
     Raises:
-        ValueError: The record is invalid; the message names it by position and id.
+        InvalidInputError: The record is invalid; the message names it by position and id.
     """
     if not isinstance(record, Block | Message):
-        raise ValueError(
+        raise InvalidInputError(
             f"import record {position} is a {type(record).__name__}, not a Block or Message"
         )
     try:
         check_restorable(record)
     except ValueError as exc:
         what = f"import record {position} ({type(record).__name__.lower()} {record.id!r})"
-        raise ValueError(f"{what} is invalid: {exc}") from exc
+        raise InvalidInputError(f"{what} is invalid: {exc}") from exc
     return record
 
 
@@ -494,24 +496,24 @@ def dump_json(metadata: Mapping[str, Any] | None) -> str:
     PostgreSQL stores it in a ``json`` rather than a ``jsonb`` column).
 
     Raises:
-        ValueError: It is not JSON-serialisable.
+        InvalidInputError: It is not JSON-serialisable.
     """
     try:
         return json.dumps(dict(metadata or {}), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"metadata must be JSON-serialisable: {exc}") from exc
+        raise InvalidInputError(f"metadata must be JSON-serialisable: {exc}") from exc
 
 
 def normalise_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Tags without duplicates, in their first order.
 
     Raises:
-        ValueError: A tag is empty or not a string.
+        InvalidInputError: A tag is empty or not a string.
     """
     out: list[str] = []
     for tag in tags:
         if not isinstance(tag, str) or not tag:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ValueError(f"tags must be non-empty strings, got {tag!r}")
+            raise InvalidInputError(f"tags must be non-empty strings, got {tag!r}")
         if tag not in out:
             out.append(tag)
     return tuple(out)

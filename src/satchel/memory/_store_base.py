@@ -31,7 +31,12 @@ from typing import Any, Literal, Self, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import AlreadyExistsError, PermissionDeniedError, VersionConflictError
+from satchel._errors import (
+    AlreadyExistsError,
+    InvalidInputError,
+    PermissionDeniedError,
+    VersionConflictError,
+)
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._block_rules import LevelChanged
 from satchel.memory._embedding import EmbedBatcher
@@ -366,7 +371,7 @@ class StoreBase(StoreSteps):
                 agent, [archive_label, load_label]
             )
             if pk_a == pk_l:
-                raise ValueError("swap needs two different blocks")
+                raise InvalidInputError("swap needs two different blocks")
             levels = [
                 await authorize(
                     Operation.KIND_CHANGE,
@@ -398,7 +403,7 @@ class StoreBase(StoreSteps):
         if permission is not None:
             permission = Permission(permission)
         if not isinstance(char_limit, Unset) and char_limit is not None and char_limit < 0:
-            raise ValueError("char_limit must be >= 0")
+            raise InvalidInputError("char_limit must be >= 0")
         [(pk, block)] = await self._resolve(agent, [label])
         if block.agent != agent:
             raise PermissionDeniedError(
@@ -503,9 +508,9 @@ class StoreBase(StoreSteps):
         """See :meth:`MemoryStore.add_message`."""
         validate_agent(agent)
         if role not in _ROLES:
-            raise ValueError(f"role must be one of {_ROLES}, got {role!r}")
+            raise InvalidInputError(f"role must be one of {_ROLES}, got {role!r}")
         if created_at is not None and created_at.tzinfo is None:
-            raise ValueError("datetimes given to the memory store must be timezone-aware")
+            raise InvalidInputError("datetimes given to the memory store must be timezone-aware")
         new = NewMessage(
             agent=agent,
             role=role,
@@ -528,7 +533,7 @@ class StoreBase(StoreSteps):
         """See :meth:`MemoryStore.list_messages`."""
         validate_agent(agent)
         if limit < 1:
-            raise ValueError("limit must be at least 1")
+            raise InvalidInputError("limit must be at least 1")
         return await self._list_messages(
             agent, conversation_id=conversation_id, limit=limit, before=before
         )
@@ -548,7 +553,7 @@ class StoreBase(StoreSteps):
         """See :meth:`MemoryStore.search`."""
         validate_agent(agent)
         if not 1 <= limit <= 1000:
-            raise ValueError("limit must be between 1 and 1000")
+            raise InvalidInputError("limit must be between 1 and 1000")
         filters = filters or SearchFilters()
         request = SearchRequest(
             agent=agent,

@@ -32,7 +32,7 @@ from typing import Annotated, Any, Final, Self, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import InvalidInputError, SatchelUsageError
 from satchel.memory._models import BlockKind, Permission, validate_label
 
 __all__ = [
@@ -98,7 +98,7 @@ class BlockTemplate(BaseModel):
     @model_validator(mode="after")
     def _value_fits(self) -> Self:
         if self.char_limit is not None and len(self.value) > self.char_limit:
-            raise ValueError(
+            raise InvalidInputError(
                 f"the value has {len(self.value)} characters, over char_limit {self.char_limit}"
             )
         return self
@@ -127,7 +127,7 @@ class AgentTemplate(BaseModel):
         seen: set[str] = set()
         for block in self.blocks:
             if block.label in seen:
-                raise ValueError(f"the label {block.label!r} appears twice")
+                raise InvalidInputError(f"the label {block.label!r} appears twice")
             seen.add(block.label)
         return self
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import AlreadyExistsError
+from satchel._errors import AlreadyExistsError, InvalidInputError
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._models import (
     Block,
@@ -128,11 +128,11 @@ class RecordTransfer(ABC):
         """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
         restore; the records' own shares are checked against the gate's rule)."""
         if on_conflict not in ("error", "skip", "replace"):
-            raise ValueError(
+            raise InvalidInputError(
                 f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
             )
         if batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
+            raise InvalidInputError("batch_size must be at least 1")
         batches = self._checked_batches(records, batch_size)
         try:
             return await self._restore(batches, on_conflict)

@@ -20,9 +20,15 @@ from satchel.meta._ranking import DEFAULT_RANKING, Ranking
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.schema import Dialect, tool_definition
-from satchel.tools import BaseTool, ToolContext, ToolError, ToolResult
-from satchel.tools._arguments import ArgumentsError, decode_arguments
-from satchel.tools._base import result_from_exception
+from satchel.tools import (
+    ArgumentsError,
+    BaseTool,
+    ErrorInfo,
+    ToolContext,
+    ToolResult,
+    decode_arguments,
+    result_from_exception,
+)
 
 __all__ = ["ENTRY_COLUMNS", "Discovery", "MetaTools"]
 
@@ -283,7 +289,7 @@ class MetaTools:
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return ToolResult(
             tool,
-            error=ToolError(
+            error=ErrorInfo(
                 "unknown_tool",
                 f"There is no tool called {name!r}.{hint} Use discover_tools to find one.",
                 {"suggestions": close},
@@ -302,7 +308,7 @@ class MetaTools:
             lines.append(f"Unknown actions {actions}; valid: {', '.join(valid_a) or '(none)'}.")
         return ToolResult(
             "discover_tools",
-            error=ToolError(
+            error=ErrorInfo(
                 "invalid_arguments",
                 " ".join(lines),
                 {

@@ -12,10 +12,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from satchel.tools import BaseTool, ToolAnnotations, ToolContext, ToolResult, ToolSpec
-from satchel.tools._arguments import ArgumentsError, validate_with_coercion
-from satchel.tools._base import result_from_exception
-from satchel.tools._typed import build_plan
+from satchel.tools import (
+    ArgumentsError,
+    BaseTool,
+    ToolAnnotations,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    build_plan,
+    result_from_exception,
+    validate_with_coercion,
+)
 
 if TYPE_CHECKING:
     from satchel.meta._meta import MetaTools

@@ -1,6 +1,7 @@
 """The tool registry and the wrappers that compose around tools and registries."""
 
 from satchel.registry._registry import RegistryEvent, ToolRegistry
+from satchel.registry._view import RegistryView, merged
 from satchel.registry._wrappers import (
     WrapperTool,
     filtered,
@@ -12,9 +13,11 @@ from satchel.registry._wrappers import (
 
 __all__ = [
     "RegistryEvent",
+    "RegistryView",
     "ToolRegistry",
     "WrapperTool",
     "filtered",
+    "merged",
     "prefixed",
     "with_logging",
     "with_rate_limit",

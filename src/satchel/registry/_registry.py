@@ -20,11 +20,19 @@ import anyio
 
 from satchel._errors import SatchelUsageError
 from satchel.schema import DIALECTS, Dialect, tool_definition
-from satchel.tools import BaseTool, FunctionTool, RawTool, ToolContext, ToolResult, ToolSpec
-from satchel.tools._arguments import ArgumentsError, decode_arguments
-from satchel.tools._base import result_from_exception
-from satchel.tools._result import ToolError
-from satchel.tools._spec import ToolAnnotations
+from satchel.tools import (
+    ArgumentsError,
+    BaseTool,
+    ErrorInfo,
+    FunctionTool,
+    RawTool,
+    ToolAnnotations,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+    decode_arguments,
+    result_from_exception,
+)
 
 if TYPE_CHECKING:
     from satchel.mcp import MountedServer
@@ -335,7 +343,7 @@ class ToolRegistry:
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return ToolResult(
             str(name),
-            error=ToolError(
+            error=ErrorInfo(
                 "unknown_tool",
                 f"There is no tool called {name!r}.{hint}",
                 {"suggestions": close},

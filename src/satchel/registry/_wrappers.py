@@ -1,8 +1,8 @@
 """Wrappers: behaviour that composes around a tool, or around every tool of a registry.
 
 Each wrapper is a small :class:`~satchel.tools.BaseTool` holding the one it wraps.
-Applied to a :class:`ToolRegistry`, a wrapper returns a *new* registry whose tools are
-the wrapped tools of the original at that moment.
+Applied to a :class:`ToolRegistry`, a wrapper returns a :class:`RegistryView`: a live
+view whose tools are the original's, wrapped, including tools registered later.
 
 Example:
     >>> registry.register(with_timeout(registry.get("fetch"), 5.0), replace=True)
@@ -22,9 +22,8 @@ import anyio
 
 from satchel._errors import SatchelUsageError
 from satchel.registry._registry import ToolRegistry
-from satchel.tools import BaseTool, ToolContext, ToolResult, ToolSpec
-from satchel.tools._result import ToolError
-from satchel.tools._typed import check_name
+from satchel.registry._view import RegistryView
+from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec, check_name
 
 __all__ = [
     "WrapperTool",
@@ -57,7 +56,7 @@ def _each(
     target: BaseTool | ToolRegistry, wrap: Callable[[BaseTool], BaseTool]
 ) -> BaseTool | ToolRegistry:
     if isinstance(target, ToolRegistry):
-        return ToolRegistry([wrap(t) for t in target], context=target.context)
+        return RegistryView([target], wrap)
     return wrap(target)
 
 
@@ -91,12 +90,13 @@ def prefixed(target: BaseTool | ToolRegistry, prefix: str, *, sep: str = "_") ->
 
 
 def filtered(registry: ToolRegistry, keep: Callable[[ToolSpec], bool]) -> ToolRegistry:
-    """A new registry holding only the tools whose spec ``keep`` accepts.
+    """A view of ``registry`` showing only the tools whose spec ``keep`` accepts (it is
+    asked again whenever a tool is added or replaced).
 
     Example:
         >>> read_only = filtered(registry, lambda s: s.annotations.read_only is True)
     """
-    return ToolRegistry([t for t in registry if keep(t.spec)], context=registry.context)
+    return RegistryView([registry], lambda tool: tool if keep(tool.spec) else None)
 
 
 class _Timeout(WrapperTool):
@@ -112,7 +112,7 @@ class _Timeout(WrapperTool):
         assert scope.cancelled_caught
         return ToolResult(
             self.spec.name,
-            error=ToolError(
+            error=ErrorInfo(
                 "timeout",
                 f"The tool did not finish within {self.seconds:g} s and was stopped. "
                 "Try a smaller request, or try again later.",
@@ -164,7 +164,7 @@ class _RateLimited(WrapperTool):
         if wait:
             return ToolResult(
                 self.spec.name,
-                error=ToolError(
+                error=ErrorInfo(
                     "retry",
                     f"Rate limit reached ({self.calls} calls per {self.per_seconds:g} s). "
                     f"Try again in {wait:.1f} s.",

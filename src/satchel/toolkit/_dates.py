@@ -389,7 +389,8 @@ class DateReader:
         if span < timedelta(days=1) or span % timedelta(days=1):
             if clock is not None:
                 return None
-            return When(start=now + sign * span, all_day=False)
+            moment = now + sign * span  # to the minute: "in 2 hours" has no seconds
+            return When(start=moment.replace(second=0, microsecond=0), all_day=False)
         target = now.date() + sign * span
         if clock is None:
             return When(start=self._at(target, time()), all_day=True)

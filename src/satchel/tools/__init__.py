@@ -1,15 +1,18 @@
 """Tool definitions and executors: typed, function and raw tools."""
 
-from satchel.tools._base import BaseTool
+from satchel.tools._arguments import ArgumentsError, decode_arguments, validate_with_coercion
+from satchel.tools._base import BaseTool, result_from_exception
 from satchel.tools._context import ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
 from satchel.tools._raw import RawTool
-from satchel.tools._result import ToolError, ToolResult
+from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
-from satchel.tools._typed import Tool
+from satchel.tools._typed import Tool, build_plan, check_name
 
 __all__ = [
+    "ArgumentsError",
     "BaseTool",
+    "ErrorInfo",
     "FunctionTool",
     "OperationSpec",
     "ProgressReporter",
@@ -17,9 +20,13 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "ToolContext",
-    "ToolError",
     "ToolResult",
     "ToolSpec",
+    "build_plan",
+    "check_name",
+    "decode_arguments",
     "derive_summary",
+    "result_from_exception",
     "tool",
+    "validate_with_coercion",
 ]

@@ -17,7 +17,8 @@ from typing import Any, TypeVar, cast
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from satchel.tools._result import ToolError
+from satchel._errors import InvalidInputError
+from satchel.tools._result import ErrorInfo
 
 __all__ = [
     "ArgumentsError",
@@ -46,11 +47,16 @@ _MAX_INPUT_SHOWN = 80
 _MAX_ERRORS_SHOWN = 20
 
 
-class ArgumentsError(Exception):
-    """Internal carrier of an ``invalid_arguments`` error (never escapes ``call``)."""
+class ArgumentsError(InvalidInputError):
+    """A tool call's arguments are unusable; carries the ``invalid_arguments`` record
+    the model will see (``call`` turns it into a result and never lets it escape).
 
-    def __init__(self, error: ToolError) -> None:
-        super().__init__(error.message)
+    Args:
+        error: The record, with every field error in words a model can act on.
+    """
+
+    def __init__(self, error: ErrorInfo) -> None:
+        super().__init__(error.message, details=error.details)
         self.error = error
 
 
@@ -75,7 +81,7 @@ def decode_arguments(args: object) -> dict[str, Any]:
         except (json.JSONDecodeError, RecursionError) as exc:
             msg = str(exc) if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             raise ArgumentsError(
-                ToolError(
+                ErrorInfo(
                     "invalid_arguments",
                     f"The arguments are not valid JSON ({msg}). Send one JSON object.",
                     {"errors": [{"field": "", "problem": "not valid JSON"}]},
@@ -86,7 +92,7 @@ def decode_arguments(args: object) -> dict[str, Any]:
         args = value
     kind = type(args).__name__
     raise ArgumentsError(
-        ToolError(
+        ErrorInfo(
             "invalid_arguments",
             f"The arguments must be a JSON object with named fields, not {kind}.",
             {"errors": [{"field": "", "problem": f"expected an object, got {kind}"}]},
@@ -137,7 +143,7 @@ def describe_errors(
     *,
     operations: Mapping[str, Any] | None = None,
     discriminator: str = "operation",
-) -> ToolError:
+) -> ErrorInfo:
     """Turn a pydantic ``ValidationError`` into an ``invalid_arguments`` error.
 
     Every field error is listed, each in plain words. For a multi-operation tool the
@@ -170,7 +176,7 @@ def describe_errors(
     count = len(items)
     head = "The arguments have 1 problem" if count == 1 else f"The arguments have {count} problems"
     message = f"{head}; fix and call again:\n" + "\n".join(shown)
-    return ToolError("invalid_arguments", message, {"errors": items})
+    return ErrorInfo("invalid_arguments", message, {"errors": items})
 
 
 def _set_at(data: Any, loc: Sequence[int | str], value: Any) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from satchel._errors import SatchelError, SatchelUsageError
 from satchel.tools._context import ToolContext
-from satchel.tools._result import ToolError, ToolResult
+from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import ToolSpec
 
 __all__ = ["BaseTool", "result_from_exception"]
@@ -60,11 +60,11 @@ def result_from_exception(tool: str, exc: Exception) -> ToolResult:
         and not isinstance(exc, SatchelUsageError)
         and exc.error_kind != "internal"
     ):
-        return ToolResult(tool, error=ToolError(exc.error_kind, exc.message, exc.details))
+        return ToolResult(tool, error=ErrorInfo(exc.error_kind, exc.message, exc.details))
     if isinstance(exc, TimeoutError):
         return ToolResult(
             tool,
-            error=ToolError("timeout", "The tool timed out before finishing. Try again later."),
+            error=ErrorInfo("timeout", "The tool timed out before finishing. Try again later."),
         )
     if isinstance(exc, RecursionError):
         # Values nested thousands deep pass JSON parsing and validation of ``Any``
@@ -73,7 +73,7 @@ def result_from_exception(tool: str, exc: Exception) -> ToolResult:
         logger.warning("tool %r: arguments nested too deeply (%s)", tool, exc)
         return ToolResult(
             tool,
-            error=ToolError(
+            error=ErrorInfo(
                 "invalid_arguments",
                 "The arguments are nested too deeply to process. Send flatter values "
                 "(a few levels of objects and lists).",
@@ -82,5 +82,5 @@ def result_from_exception(tool: str, exc: Exception) -> ToolResult:
         )
     logger.error("tool %r raised an unexpected exception", tool, exc_info=exc)
     return ToolResult(
-        tool, error=ToolError("internal", _INTERNAL_MESSAGE, {"exception": type(exc).__name__})
+        tool, error=ErrorInfo("internal", _INTERNAL_MESSAGE, {"exception": type(exc).__name__})
     )

@@ -7,8 +7,8 @@ parameter typed :class:`ToolContext` is injected and kept out of the schema.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_type_hints, overload
 
@@ -49,8 +49,6 @@ class FunctionTool(BaseTool):
         open_world: bool | None = None,
         localns: Mapping[str, Any] | None = None,
     ) -> None:
-        if localns is None:
-            localns = sys._getframe(1).f_locals  # pyright: ignore[reportPrivateUsage]
         self.fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
         tool_name = name or getattr(fn, "__name__", "")
@@ -113,12 +111,20 @@ class FunctionTool(BaseTool):
         return await run_plan(plan.spec.name, plan, args, ctx, self._invoke, self._is_async)
 
 
-def _type_hints(fn: Callable[..., Any], localns: Mapping[str, Any]) -> dict[str, Any]:
+def _type_hints(fn: Callable[..., Any], localns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The function's resolved hints. Names are looked up in its module, then in the
+    variables its body closes over, then in ``localns``: a type defined inside another
+    function and named only in a string annotation needs ``localns=locals()``."""
+    names: dict[str, Any] = {}
+    with contextlib.suppress(TypeError):  # not a Python function (a builtin, an object)
+        names.update(inspect.getclosurevars(fn).nonlocals)
+    names.update(localns or {})
     try:
-        return get_type_hints(fn, localns=dict(localns), include_extras=True)
+        return get_type_hints(fn, localns=names, include_extras=True)
     except (NameError, TypeError) as exc:
         raise SatchelUsageError(
-            f"Cannot resolve the type hints of {getattr(fn, '__name__', fn)!r}: {exc}"
+            f"Cannot resolve the type hints of {getattr(fn, '__name__', fn)!r}: {exc}. "
+            "Define the types at module level, or pass localns=locals()."
         ) from exc
 
 
@@ -177,6 +183,7 @@ def tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     open_world: bool | None = None,
+    localns: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -194,6 +201,7 @@ def tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     open_world: bool | None = None,
+    localns: Mapping[str, Any] | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool, bare (``@tool``) or with metadata.
 
@@ -209,8 +217,6 @@ def tool(
         ...     return a + b
     """
 
-    caller_locals = sys._getframe(1).f_locals  # pyright: ignore[reportPrivateUsage]
-
     def wrap(func: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
             func,
@@ -224,7 +230,7 @@ def tool(
             destructive=destructive,
             idempotent=idempotent,
             open_world=open_world,
-            localns=caller_locals,
+            localns=localns,
         )
 
     if fn is not None:

@@ -23,7 +23,7 @@ from satchel import schema as _schema
 from satchel._errors import SatchelError, SatchelUsageError, SchemaError, ToolFailed
 from satchel.tools._base import BaseTool
 from satchel.tools._context import ToolContext
-from satchel.tools._result import ToolError, ToolResult
+from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import (
     OperationSpec,
     ToolAnnotations,
@@ -205,7 +205,7 @@ class RawTool(BaseTool):
         head = "The arguments have 1 problem" if n == 1 else f"The arguments have {n} problems"
         return ToolResult(
             self._spec.name,
-            error=ToolError(
+            error=ErrorInfo(
                 "invalid_arguments",
                 f"{head}; fix and call again:\n" + "\n".join(lines),
                 {"errors": items},
@@ -234,13 +234,13 @@ class RawTool(BaseTool):
                 )
         except SatchelError as exc:
             kind = exc.error_kind if exc.error_kind != "internal" else "failed"
-            return ToolResult(name, error=ToolError(kind, exc.message, exc.details))
+            return ToolResult(name, error=ErrorInfo(kind, exc.message, exc.details))
         except Exception as exc:  # the boundary: a raw tool's exception is its message
             logger.info("raw tool %r raised %s", name, type(exc).__name__, exc_info=exc)
             message = str(exc) or type(exc).__name__
-            return ToolResult(name, error=ToolError("failed", message))
+            return ToolResult(name, error=ErrorInfo("failed", message))
         if isinstance(out, ToolFailed):
-            return ToolResult(name, error=ToolError("failed", out.message, out.details))
+            return ToolResult(name, error=ErrorInfo("failed", out.message, out.details))
         wrapped = False
         if not isinstance(out, str | dict) and out is not None:
             out = str(out)

@@ -12,7 +12,7 @@ from pydantic_core import PydanticSerializationError, to_json, to_jsonable_pytho
 
 from satchel._errors import ErrorKind
 
-__all__ = ["ToolError", "ToolResult"]
+__all__ = ["ErrorInfo", "ToolResult"]
 
 
 def _valid_text(text: str) -> str:
@@ -51,8 +51,9 @@ def _jsonable(value: Any) -> Any:
 
 
 @dataclass(slots=True)
-class ToolError:
-    """A structured error for a model to act on.
+class ErrorInfo:
+    """The error record of a :class:`ToolResult`: data for a model to act on, not an
+    exception (nothing raises it; ``call`` returns it inside the result).
 
     Attributes:
         kind: What went wrong, one of :data:`satchel.ErrorKind`.
@@ -90,7 +91,7 @@ class ToolResult:
 
     tool: str
     output: Any = None
-    error: ToolError | None = None
+    error: ErrorInfo | None = None
     coerced: tuple[str, ...] = ()
     wrapped: bool = False
 

@@ -222,12 +222,27 @@ async def run_plan(
     return ToolResult(tool_name, out, None, coerced, plan.spec.output_wrapped)
 
 
+def _holds_null(value: Any) -> bool:
+    """Whether a ``None`` sits anywhere in ``value``'s dicts and lists (the fast path
+    of :func:`_without_strict_nulls`: most calls hold none)."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if item is None:
+            return True
+        if isinstance(item, dict):
+            stack.extend(cast(dict[Any, Any], item).values())
+        elif isinstance(item, list):
+            stack.extend(cast(list[Any], item))
+    return False
+
+
 def _without_strict_nulls(
     args: dict[str, Any], schema: dict[str, Any]
 ) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """OpenAI strict mode sends ``null`` for an optional field it leaves out; drop those
     (only where the schema says the field is optional). ``None`` when nothing changes."""
-    if "None" not in repr(args):
+    if not _holds_null(args):
         return None
     cleaned = _schema.drop_strict_nulls(args, schema)
     if cleaned == args:

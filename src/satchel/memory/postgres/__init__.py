@@ -22,6 +22,8 @@ and passes the same contract suite (``tests/memory``). How it is built:
   (:mod:`._rows`).
 """
 
-from satchel.memory.postgres._store import PostgresStore, is_postgres_url
+from satchel.memory._open import is_postgres_url
+from satchel.memory.postgres._db import Conn, describe, redact
+from satchel.memory.postgres._store import PostgresStore
 
-__all__ = ["PostgresStore", "is_postgres_url"]
+__all__ = ["Conn", "PostgresStore", "describe", "is_postgres_url", "redact"]

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import errors
 
-from satchel._errors import AlreadyExistsError, NotFoundError
+from satchel._errors import AlreadyExistsError, InvalidInputError, MemoryStoreError, NotFoundError
 from satchel.memory._block_rules import (
     LevelChanged,
     as_seen_by,
@@ -354,7 +354,7 @@ async def replace(
         MemoryStoreError: ``old`` occurs more than once.
     """
     if not old:
-        raise ValueError("the text to replace must not be empty")
+        raise InvalidInputError("the text to replace must not be empty")
     async with conn.transaction():
         before = await load(conn, pk, lock=True)
         if effective_permission(before, agent) != level:
@@ -459,8 +459,8 @@ async def configure(
     return block_from_row(row)
 
 
-class _SwapFailed(Exception):
-    pass
+class _SwapFailed(MemoryStoreError):
+    """Rolls a swap's transaction back; caught in this module, never raised out."""
 
 
 async def swap(
@@ -492,7 +492,7 @@ async def swap(
             )
             rows = _rows(await cursor.fetchall())
             if len(rows) != 2:
-                raise _SwapFailed
+                raise _SwapFailed("the swap did not touch both blocks")
     except _SwapFailed:
         for pk, level in (archive, load_):
             block = await load(conn, pk)

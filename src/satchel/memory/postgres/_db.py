@@ -25,7 +25,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool
 
-from satchel._errors import StorageError
+from satchel._errors import InvalidInputError, StorageError
 
 __all__ = ["Conn", "Database", "describe", "redact"]
 
@@ -76,7 +76,7 @@ class Database:
         connect_kwargs: dict[str, Any] | None = None,
     ) -> None:
         if not 0 <= min_size <= max_size or max_size < 1:
-            raise ValueError("need 0 <= min_size <= max_size and max_size >= 1")
+            raise InvalidInputError("need 0 <= min_size <= max_size and max_size >= 1")
         self.url = url
         self.safe_url = redact(url)
         self.timeout = timeout

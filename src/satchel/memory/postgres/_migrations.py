@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg import errors, sql
 
-from satchel._errors import StorageError
+from satchel._errors import SatchelUsageError, StorageError
 
 __all__ = [
     "LOCK_KEY",
@@ -50,7 +50,7 @@ MIGRATIONS: list[_Migration] = []
 def migration(name: str, sql: str) -> None:
     """Append a migration called ``name`` that runs the SQL script ``sql``."""
     if any(m.name == name for m in MIGRATIONS):
-        raise RuntimeError(f"duplicate migration name {name!r}")
+        raise SatchelUsageError(f"duplicate migration name {name!r}")
     MIGRATIONS.append(_Migration(name=name, sql=sql))
 
 

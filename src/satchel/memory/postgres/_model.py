@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import LiteralString, cast
 
+from satchel._errors import InvalidInputError
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._migrations import LOCK_KEY
 
@@ -31,10 +32,10 @@ def dim_sql(dim: int) -> LiteralString:
     """The dimension as SQL text, after checking it is a plain positive integer.
 
     Raises:
-        ValueError: It is not.
+        InvalidInputError: It is not.
     """
     if type(dim) is not int or not 1 <= dim <= 16_000:
-        raise ValueError(f"embedding dimension must be an integer in 1..16000, got {dim!r}")
+        raise InvalidInputError(f"embedding dimension must be an integer in 1..16000, got {dim!r}")
     return cast(LiteralString, str(dim))
 
 

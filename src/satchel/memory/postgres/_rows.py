@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from satchel._errors import InvalidInputError
 from satchel.memory._models import (
     Block,
     BlockKind,
@@ -88,10 +89,10 @@ def utc(moment: datetime) -> datetime:
     """A timestamp read from the database, in UTC.
 
     Raises:
-        ValueError: ``moment`` is naive (only possible for input, never for output).
+        InvalidInputError: ``moment`` is naive (only possible for input, never for output).
     """
     if moment.tzinfo is None:
-        raise ValueError("datetimes given to the memory store must be timezone-aware")
+        raise InvalidInputError("datetimes given to the memory store must be timezone-aware")
     return moment.astimezone(UTC)
 
 

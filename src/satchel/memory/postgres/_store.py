@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from psycopg.types import TypeInfo
 
-from satchel._errors import StorageError
+from satchel._errors import InvalidInputError, StorageError
 from satchel.embed import Embedder
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._models import (
@@ -31,6 +31,7 @@ from satchel.memory._models import (
     SearchHit,
     Unset,
 )
+from satchel.memory._open import is_postgres_url
 from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import SearchRequest
@@ -56,17 +57,6 @@ logger = logging.getLogger("satchel.memory")
 _T = TypeVar("_T")
 F32 = npt.NDArray[np.float32]
 _DOMAINS: dict[TextDomain, int] = {"blocks": BLOCKS.key, "messages": MESSAGES.key}
-
-
-def is_postgres_url(target: str) -> bool:
-    """Whether ``target`` names a PostgreSQL database (``postgresql://`` or
-    ``postgres://``) rather than a SQLite file.
-
-    Example:
-        >>> is_postgres_url("postgresql://localhost/satchel")
-        True
-    """
-    return target.startswith(("postgresql://", "postgres://"))
 
 
 class PostgresStore(StoreBase):
@@ -294,7 +284,7 @@ class PostgresStore(StoreBase):
         permission: Permission | None,
     ) -> Block:
         if recipient == agent:  # past the gate, ``agent`` is the owner
-            raise ValueError("a block cannot be shared with its own owner")
+            raise InvalidInputError("a block cannot be shared with its own owner")
         return await self._run(
             lambda conn: _blocks.set_share(conn, pk, agent, level, recipient, permission)
         )

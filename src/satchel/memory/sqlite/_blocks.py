@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from satchel._errors import AlreadyExistsError, NotFoundError
+from satchel._errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from satchel.memory._block_rules import (
     LevelChanged,
     as_seen_by,
@@ -271,7 +271,7 @@ def replace(
     before = load(conn, pk)
     check_version(before, expected_version)
     if not old:
-        raise ValueError("the text to replace must not be empty")
+        raise InvalidInputError("the text to replace must not be empty")
     value = replace_once(before, old, new)
     check_limit(before, len(value), hard=hard_limit)
     conn.execute(
@@ -313,11 +313,11 @@ def set_share(
 
     Raises:
         NotFoundError: Unsharing a block that is not shared with ``recipient``.
-        ValueError: Sharing with the owner.
+        InvalidInputError: Sharing with the owner.
     """
     block = load(conn, pk)
     if recipient == block.agent:
-        raise ValueError("a block cannot be shared with its own owner")
+        raise InvalidInputError("a block cannot be shared with its own owner")
     if permission is None:
         rid = agent_id(conn, recipient, create=False)
         removed = (

@@ -11,6 +11,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
+from satchel._errors import SatchelUsageError
+
 __all__ = ["MIGRATIONS", "TOKENIZER", "applied_migrations", "migrate"]
 
 
@@ -27,7 +29,7 @@ MIGRATIONS: list[_Migration] = []
 def migration(name: str, sql: str) -> None:
     """Append a migration called ``name`` that runs the SQL script ``sql``."""
     if any(m.name == name for m in MIGRATIONS):
-        raise RuntimeError(f"duplicate migration name {name!r}")
+        raise SatchelUsageError(f"duplicate migration name {name!r}")
     MIGRATIONS.append(_Migration(name=name, sql=sql))
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from satchel._errors import InvalidInputError
 from satchel.memory._models import (
     Block,
     BlockKind,
@@ -50,10 +51,10 @@ def to_us(moment: datetime) -> int:
     """A timezone-aware datetime as integer microseconds since the Unix epoch.
 
     Raises:
-        ValueError: ``moment`` is naive.
+        InvalidInputError: ``moment`` is naive.
     """
     if moment.tzinfo is None:
-        raise ValueError("datetimes given to the memory store must be timezone-aware")
+        raise InvalidInputError("datetimes given to the memory store must be timezone-aware")
     delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
