@@ -36,6 +36,7 @@ import os
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -76,6 +77,7 @@ from satchel.tools import BaseTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from satchel.embed import Embedder
+    from satchel.mcp import SatchelServer
     from satchel.toolkit import ToolkitConfig
 
 __all__ = [
@@ -257,7 +259,6 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         MemoryConsent,
         MemoryPrompts,
         MemoryResources,
-        SatchelServer,
         create_server,
         mount_mcp,
     )
@@ -312,6 +313,8 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             resources=MemoryResources(store, served),
             prompts=MemoryPrompts(store, served),
         )
+        if toolkit is not None:
+            await _deliver_reminders(stack, toolkit, options.agent, server)
         if http is None:
             if os.isatty(0):  # a person started it by hand, not a client on a pipe
                 typer.echo(_waiting_on_stdin(options.agent), err=True)
@@ -335,6 +338,29 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             raise typer.BadParameter(
                 listen_problem(exc, host, port), param_hint="'--http'"
             ) from None
+
+
+async def _deliver_reminders(
+    stack: AsyncExitStack, toolkit: ToolRegistry, agent: str, server: SatchelServer
+) -> None:
+    """While serving, deliver the toolkit's reminders at their time: into the agent's
+    working memory and conversation, and to subscribed clients as
+    ``notifications/resources/updated`` of the agent's context (and a changed resource
+    list, since a block was loaded)."""
+    from satchel.mcp import MemoryResources
+    from satchel.toolkit._reminders import deliver_reminders, reminder_agenda
+
+    agenda = reminder_agenda(toolkit)
+    if agenda is None:
+        return
+
+    async def notify(whose: str, _reminder: object) -> None:
+        server.notify_resources_changed(MemoryResources.context_uri(whose))
+        server.notify_resources_changed()
+
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(group.cancel_scope.cancel)
+    group.start_soon(partial(deliver_reminders, agenda, [agent], notify=notify))
 
 
 def _waiting_on_stdin(agent: str) -> str:

@@ -16,9 +16,11 @@ from datetime import datetime, timedelta
 
 import anyio
 
+from satchel.registry import ToolRegistry
+from satchel.toolkit._agenda import ScheduleReminderTool
 from satchel.toolkit._agenda_store import Agenda, Reminder
 
-__all__ = ["ReminderNotifier", "deliver_reminders"]
+__all__ = ["ReminderNotifier", "deliver_reminders", "reminder_agenda"]
 
 logger = logging.getLogger("satchel.toolkit.reminders")
 
@@ -71,3 +73,12 @@ async def deliver_reminders(
         with anyio.move_on_after(delay):
             await wake.wait()
         wake = anyio.Event()
+
+
+def reminder_agenda(registry: ToolRegistry) -> Agenda | None:
+    """The :class:`Agenda` behind ``registry``'s ``schedule_reminder`` tool, so a
+    delivery loop shares it (and wakes the moment a reminder is scheduled); ``None``
+    when the registry has no such tool (no memory store was given).
+    """
+    tool = registry.get("schedule_reminder")
+    return tool.agenda if isinstance(tool, ScheduleReminderTool) else None

@@ -15,7 +15,7 @@ from datetime import datetime
 from email.message import EmailMessage
 from pathlib import Path
 
-from satchel._errors import ToolRetry
+from satchel._errors import SatchelUsageError, ToolRetry
 from satchel.toolkit.mail._backend import split_email_id, unknown_email
 from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
 from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
@@ -35,6 +35,9 @@ class MaildirBackend:
         sent_folder: The folder sent messages are filed in.
         smtp: An SMTP server to deliver sent mail through first; ``None`` only files it.
 
+    Raises:
+        SatchelUsageError: ``path`` cannot be made a Maildir.
+
     Example:
         >>> backend = MaildirBackend(data_dir / "mail", address="ada@example.org")
         >>> backend.list_emails(unread_only=True)  # doctest: +SKIP
@@ -53,9 +56,13 @@ class MaildirBackend:
         self._address = address
         self.sent_folder = sent_folder
         self._lock = threading.Lock()
-        self._root = mailbox.Maildir(self.path, create=True)
-        if sent_folder not in self._root.list_folders():
-            self._root.add_folder(sent_folder)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._root = mailbox.Maildir(self.path, create=True)
+            if sent_folder not in self._root.list_folders():
+                self._root.add_folder(sent_folder)
+        except OSError as exc:
+            raise SatchelUsageError(f"Cannot use {self.path} as a Maildir: {exc}") from exc
 
     @property
     def address(self) -> str:
