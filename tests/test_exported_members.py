@@ -22,6 +22,7 @@ PACKAGES = [
     "satchel.registry",
     "satchel.schema",
     "satchel.toolkit",
+    "satchel.toolkit.mail",
     "satchel.tools",
 ]
 

@@ -18,9 +18,9 @@ from satchel.memory import BlockKind, SQLiteStore
 from satchel.registry import ToolRegistry
 from satchel.toolkit import ToolkitConfig
 from satchel.toolkit._agenda import agenda_tools
-from satchel.toolkit._agenda_store import Agenda, Reminder
+from satchel.toolkit._agenda_store import MemoryAgenda, Reminder
 from satchel.toolkit._reminders import deliver_reminders
-from satchel.tools import ToolContext, ToolError
+from satchel.tools import ErrorInfo, ToolContext
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +39,7 @@ class Clock:
 @dataclass
 class Setup:
     store: SQLiteStore
-    agenda: Agenda
+    agenda: MemoryAgenda
     tools: ToolRegistry
     clock: Clock
 
@@ -48,7 +48,7 @@ class Setup:
         assert result.ok, result.error
         return result.output
 
-    async def error(self, tool: str, args: dict[str, Any]) -> ToolError:
+    async def error(self, tool: str, args: dict[str, Any]) -> ErrorInfo:
         result = await self.tools.call(tool, args, ToolContext(agent="ada"))
         assert result.error is not None
         return result.error
@@ -58,7 +58,7 @@ class Setup:
 async def kit(tmp_path: Path) -> AsyncIterator[Setup]:
     store = await SQLiteStore.open(tmp_path / "memory.db", embedder=None)
     clock = Clock(START)
-    agenda = Agenda(store, clock=clock)
+    agenda = MemoryAgenda(store, clock=clock)
     registry = ToolRegistry()
     for tool in agenda_tools(
         ToolkitConfig(data_dir=tmp_path, timezone="Europe/Paris"), store=agenda

@@ -12,6 +12,8 @@ Example:
     ...                                         "start_time": "tomorrow at 3pm"})
 """
 
+from satchel.toolkit._agenda import agenda_tools
+from satchel.toolkit._agenda_store import MemoryAgenda, Reminder, Step, TrackedTask
 from satchel.toolkit._builder import productivity_toolkit
 from satchel.toolkit._config import (
     CONFIG_FILE_ENV,
@@ -19,11 +21,19 @@ from satchel.toolkit._config import (
     default_config_file,
     default_data_dir,
 )
+from satchel.toolkit._reminders import deliver_reminders, reminder_agenda
 
 __all__ = [
     "CONFIG_FILE_ENV",
+    "MemoryAgenda",
+    "Reminder",
+    "Step",
     "ToolkitConfig",
+    "TrackedTask",
+    "agenda_tools",
     "default_config_file",
     "default_data_dir",
+    "deliver_reminders",
     "productivity_toolkit",
+    "reminder_agenda",
 ]

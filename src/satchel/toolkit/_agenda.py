@@ -1,5 +1,5 @@
 """``schedule_reminder`` and ``track_task``: the agent's own reminders and tasks, kept in
-its memory store (:class:`~satchel.toolkit._agenda_store.Agenda`)."""
+its memory store (:class:`~satchel.toolkit._agenda_store.MemoryAgenda`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from satchel._errors import ToolRetry
 from satchel.memory import MemoryStore
 from satchel.toolkit._agenda_store import (
-    Agenda,
+    MemoryAgenda,
     Reminder,
     TaskStatus,
     TrackedTask,
@@ -144,7 +144,7 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
         "dismiss": _WRITE,
     }
 
-    def __init__(self, agenda: Agenda, reader: DateReader) -> None:
+    def __init__(self, agenda: MemoryAgenda, reader: DateReader) -> None:
         self.agenda = agenda
         self.reader = reader
 
@@ -313,7 +313,7 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
         "complete": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
     }
 
-    def __init__(self, agenda: Agenda, reader: DateReader) -> None:
+    def __init__(self, agenda: MemoryAgenda, reader: DateReader) -> None:
         self.agenda = agenda
         self.reader = reader
 
@@ -397,10 +397,10 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
 def agenda_tools(
     config: ToolkitConfig | None = None,
     *,
-    store: MemoryStore | Agenda | None = None,
+    store: MemoryStore | MemoryAgenda | None = None,
 ) -> list[BaseTool]:
     """``schedule_reminder`` and ``track_task`` on ``store`` (a memory store, or an
-    :class:`Agenda` over one), reading dates in ``config``'s zone.
+    :class:`MemoryAgenda` over one), reading dates in ``config``'s zone.
 
     With no store there is nowhere to keep them: the result is empty (the productivity
     toolkit then serves mail, calendar and tasks only).
@@ -413,7 +413,7 @@ def agenda_tools(
     if store is None:
         logger.debug("no memory store: schedule_reminder and track_task are left out")
         return []
-    agenda = store if isinstance(store, Agenda) else Agenda(store)
+    agenda = store if isinstance(store, MemoryAgenda) else MemoryAgenda(store)
     config = config if config is not None else ToolkitConfig.load()
     reader = DateReader(config.zone(), now=agenda.now)
     return [ScheduleReminderTool(agenda, reader), TrackTaskTool(agenda, reader)]

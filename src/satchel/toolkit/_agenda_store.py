@@ -28,7 +28,7 @@ from satchel.memory import Block, BlockKind, MemoryStore, Permission
 __all__ = [
     "REMINDER_TAG",
     "TASK_TAG",
-    "Agenda",
+    "MemoryAgenda",
     "Reminder",
     "Step",
     "TaskStatus",
@@ -108,7 +108,7 @@ def _new_id() -> str:
     return secrets.token_hex(3)
 
 
-class Agenda:
+class MemoryAgenda:
     """Reminders and tracked tasks of agents, in ``store``.
 
     Args:
@@ -116,7 +116,7 @@ class Agenda:
         clock: The current time (for tests); default the real clock.
 
     Example:
-        >>> agenda = Agenda(store)
+        >>> agenda = MemoryAgenda(store)
         >>> await agenda.schedule("ada", "Call Bob", due, zone)  # doctest: +SKIP
     """
 

@@ -1,7 +1,7 @@
 """Delivering reminders at their time while a process runs (``satchel serve``, an agent
 runtime): :func:`deliver_reminders`.
 
-One loop per process: it fires what is due (:meth:`Agenda.fire_due`: working memory plus
+One loop per process: it fires what is due (:meth:`MemoryAgenda.fire_due`: working memory plus
 a conversation message), hands each fired reminder to ``notify`` (``satchel serve`` sends
 an MCP notification), then waits until the next reminder is due, or until one is
 scheduled or changed, or ``max_wait`` (a reminder written by another process is noticed
@@ -18,7 +18,7 @@ import anyio
 
 from satchel.registry import ToolRegistry
 from satchel.toolkit._agenda import ScheduleReminderTool
-from satchel.toolkit._agenda_store import Agenda, Reminder
+from satchel.toolkit._agenda_store import MemoryAgenda, Reminder
 
 __all__ = ["ReminderNotifier", "deliver_reminders", "reminder_agenda"]
 
@@ -29,7 +29,7 @@ ReminderNotifier = Callable[[str, Reminder], Awaitable[None]]
 
 
 async def deliver_reminders(
-    agenda: Agenda,
+    agenda: MemoryAgenda,
     agents: Sequence[str],
     *,
     notify: ReminderNotifier | None = None,
@@ -46,7 +46,7 @@ async def deliver_reminders(
 
     Example:
         >>> async with anyio.create_task_group() as tg:  # doctest: +SKIP
-        ...     tg.start_soon(deliver_reminders, Agenda(store), ["ada"])
+        ...     tg.start_soon(deliver_reminders, MemoryAgenda(store), ["ada"])
     """
     wake = anyio.Event()
 
@@ -75,8 +75,8 @@ async def deliver_reminders(
         wake = anyio.Event()
 
 
-def reminder_agenda(registry: ToolRegistry) -> Agenda | None:
-    """The :class:`Agenda` behind ``registry``'s ``schedule_reminder`` tool, so a
+def reminder_agenda(registry: ToolRegistry) -> MemoryAgenda | None:
+    """The :class:`MemoryAgenda` behind ``registry``'s ``schedule_reminder`` tool, so a
     delivery loop shares it (and wakes the moment a reminder is scheduled); ``None``
     when the registry has no such tool (no memory store was given).
     """
