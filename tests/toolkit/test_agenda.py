@@ -13,8 +13,10 @@ from zoneinfo import ZoneInfo
 import anyio
 import pytest
 
+from postgres_server import PostgresServer
 from satchel.builtin import render_context
-from satchel.memory import BlockKind, SQLiteStore
+from satchel.memory import BlockKind, MemoryStore, SQLiteStore
+from satchel.memory.postgres import PostgresStore
 from satchel.registry import ToolRegistry
 from satchel.toolkit import ToolkitConfig
 from satchel.toolkit._agenda import agenda_tools
@@ -38,7 +40,7 @@ class Clock:
 
 @dataclass
 class Setup:
-    store: SQLiteStore
+    store: MemoryStore
     agenda: MemoryAgenda
     tools: ToolRegistry
     clock: Clock
@@ -54,9 +56,16 @@ class Setup:
         return result.error
 
 
-@pytest.fixture
-async def kit(tmp_path: Path) -> AsyncIterator[Setup]:
-    store = await SQLiteStore.open(tmp_path / "memory.db", embedder=None)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def kit(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Setup]:
+    store: MemoryStore
+    url = None
+    if request.param == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.create_database()
+        store = await PostgresStore.open(url, embedder=None)
+    else:
+        store = await SQLiteStore.open(tmp_path / "memory.db", embedder=None)
     clock = Clock(START)
     agenda = MemoryAgenda(store, clock=clock)
     registry = ToolRegistry()
@@ -66,6 +75,8 @@ async def kit(tmp_path: Path) -> AsyncIterator[Setup]:
         registry.register(tool)
     yield Setup(store, agenda, registry, clock)
     await store.close()
+    if url is not None:
+        server.drop_database(url)
 
 
 async def test_a_reminder_in_two_hours_is_due_two_hours_later_in_the_users_zone(kit: Setup) -> None:

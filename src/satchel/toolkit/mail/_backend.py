@@ -16,7 +16,8 @@ __all__ = ["MailBackend", "split_email_id", "unknown_email", "unreachable"]
 @runtime_checkable
 class MailBackend(Protocol):
     """Where mail is read from and sent through. Methods block (they run in a worker
-    thread under the tools); a backend is used by one call at a time.
+    thread under the tools) and must be safe to call from several threads at once (the
+    Maildir backend takes a lock; the IMAP backend opens a connection per call).
 
     ``email_id`` values are ``"<folder>:<key>"``: a backend gives them out and takes them
     back, and nobody else needs to look inside.
