@@ -12,9 +12,10 @@ import difflib
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from types import TracebackType
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 
@@ -34,14 +35,57 @@ from satchel.tools import (
     result_from_exception,
 )
 
-if TYPE_CHECKING:
-    from satchel.mcp import MountedServer
-
-__all__ = ["RegistryEvent", "ToolRegistry"]
+__all__ = ["Mount", "RegistryEvent", "ToolRegistry"]
 
 logger = logging.getLogger("satchel.registry")
 
 _DEFAULT_CONTEXT = ToolContext()
+
+
+@runtime_checkable
+class Mount(Protocol):
+    """What :meth:`ToolRegistry.mount_mcp` returns: another server's tools, mounted
+    here once started (``await mount`` or ``async with mount``) until closed.
+
+    The registry declares only this; the MCP client that implements it
+    (:class:`satchel.mcp.MountedServer`) is imported when a server is mounted, so the
+    registry never loads the MCP SDK.
+    """
+
+    @property
+    def tools(self) -> dict[str, str]:
+        """Local tool name -> the server's own name, for the tools mounted now."""
+        ...
+
+    async def start(self) -> Mount:
+        """Connect and register the tools. Idempotent."""
+        ...
+
+    async def aclose(self) -> None:
+        """Unregister the tools and disconnect."""
+        ...
+
+    async def refresh(self) -> None:
+        """Re-list the server's tools now."""
+        ...
+
+    def __await__(self) -> Generator[Any, None, Mount]:
+        """``await mount`` starts it."""
+        ...
+
+    async def __aenter__(self) -> Mount:
+        """``async with mount`` starts it, and closes it on exit."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+        /,
+    ) -> None:
+        """Close it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,7 +336,7 @@ class ToolRegistry:
         lines = [f"- {t.spec.name}: {t.spec.usage_rule}" for t in self if t.spec.usage_rule]
         return "## Tool Usage Rules\n" + "\n".join(lines) if lines else ""
 
-    def mount_mcp(self, *, prefix: str, **options: Any) -> MountedServer:
+    def mount_mcp(self, *, prefix: str, **options: Any) -> Mount:
         """Mount another MCP server's tools here as ``{prefix}_{name}``; see
         :func:`satchel.mcp.mount_mcp` for the options. Start it with ``await`` or
         ``async with``."""

@@ -2,7 +2,7 @@
 
 from satchel.tools._arguments import ArgumentsError, decode_arguments, validate_with_coercion
 from satchel.tools._base import BaseTool, result_from_exception
-from satchel.tools._context import ProgressReporter, ToolContext
+from satchel.tools._context import HumanAsker, ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
@@ -14,6 +14,7 @@ __all__ = [
     "BaseTool",
     "ErrorInfo",
     "FunctionTool",
+    "HumanAsker",
     "OperationSpec",
     "ProgressReporter",
     "RawTool",
