@@ -138,11 +138,17 @@ class CalDAVCalendarStore:
         return None
 
     def save(
-        self, kind: Kind, component: icalendar.Component, task_list: str | None = None
+        self,
+        kind: Kind,
+        component: icalendar.Component,
+        task_list: str | None = None,
+        *,
+        new: bool = False,
     ) -> None:
-        """Create or replace the component on the server."""
+        """Create or replace the component on the server (``new``: it has a fresh
+        ``UID``, so no lookup is needed)."""
         data = wrap(component).to_ical().decode()
-        existing = self._object(kind, str(component["UID"]))
+        existing = None if new else self._object(kind, str(component["UID"]))
 
         def write() -> None:
             if existing is not None:

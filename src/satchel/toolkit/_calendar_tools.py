@@ -170,7 +170,11 @@ def calendar_tools(
     """
     cal = _Calendar(config, store if store is not None else open_calendar_store(config), now)
 
-    @tool(category="calendar", actions=["create"], summary="Add an event to the calendar.")
+    @tool(
+        category="calendar",
+        actions=["create"],
+        summary="Schedule a new event, meeting or appointment on the calendar.",
+    )
     def add_calendar_event(
         title: Title,
         start_time: Annotated[str, Field(max_length=200)],
@@ -182,7 +186,8 @@ def calendar_tools(
         timezone: Annotated[str | None, Field(max_length=64)] = None,
         recurrence: Annotated[str | None, Field(max_length=200)] = None,
     ) -> CalendarEvent:
-        """Add an event to the user's calendar. Times are read in the user's zone.
+        """Schedule a new event, meeting or appointment (or a repeating one) on the user's
+        calendar, or block time for something. Times are read in the user's zone.
 
         Args:
             title: What the event is.
@@ -209,10 +214,14 @@ def calendar_tools(
         _fill(event, title=title, description=description, location=location, attendees=attendees)
         _set_times(event, start, end, field="end_time" if end_time is not None else "duration")
         _set_rule(event, rule)
-        cal.store.save("event", event)
+        cal.store.save("event", event, new=True)
         return event_record(event, zone)
 
-    @tool(category="calendar", actions=["update"], summary="Change an event's details or time.")
+    @tool(
+        category="calendar",
+        actions=["update"],
+        summary="Reschedule or edit a calendar event: move it, rename it, change details.",
+    )
     def update_calendar_event(
         event_id: Annotated[str, Field(min_length=1, max_length=500)],
         title: Annotated[str | None, Field(min_length=1, max_length=MAX_TITLE)] = None,
@@ -225,7 +234,8 @@ def calendar_tools(
         timezone: Annotated[str | None, Field(max_length=64)] = None,
         recurrence: Annotated[str | None, Field(max_length=200)] = None,
     ) -> CalendarEvent:
-        """Change an event; only the fields given change.
+        """Reschedule or edit an existing calendar event: move its time, change its length,
+        title, place, notes or attendees. Only the fields given change.
 
         Args:
             event_id: The event's id, from list_calendar_events or search_calendar_events.
@@ -277,13 +287,14 @@ def calendar_tools(
     @tool(
         category="calendar",
         actions=["delete"],
-        summary="Delete an event from the calendar.",
+        summary="Cancel and delete a calendar event or appointment.",
         destructive=True,
     )
     def delete_calendar_event(
         event_id: Annotated[str, Field(min_length=1, max_length=500)],
     ) -> DeletedEvent:
-        """Delete an event (every occurrence, if it repeats). Needs the user's approval.
+        """Cancel and delete a calendar event or appointment (every occurrence, if it
+        repeats). Needs the user's approval.
 
         Args:
             event_id: The event's id, from list_calendar_events or search_calendar_events.
@@ -297,7 +308,7 @@ def calendar_tools(
     @tool(
         category="calendar",
         actions=["read"],
-        summary="List calendar events between two times.",
+        summary="Show the calendar schedule between two times: what is on, when I am free.",
         read_only=True,
     )
     def list_calendar_events(
@@ -306,8 +317,9 @@ def calendar_tools(
         max_results: MaxResults = 50,
         timezone: Annotated[str | None, Field(max_length=64)] = None,
     ) -> EventList:
-        """List the events between time_min and time_max, soonest first; repeating events
-        appear once per occurrence.
+        """Show the user's schedule: the calendar events between time_min and time_max,
+        soonest first (to see what is on, or when they are free or busy); repeating
+        events appear once per occurrence.
 
         Args:
             time_min: From when ('today', 'monday', '2026-12-01'); default now.
@@ -325,7 +337,7 @@ def calendar_tools(
     @tool(
         category="calendar",
         actions=["read", "search"],
-        summary="Find calendar events by words in their title, notes or place.",
+        summary="Find calendar events or appointments by who, what or where, past or upcoming.",
         read_only=True,
     )
     def search_calendar_events(

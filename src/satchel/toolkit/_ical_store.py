@@ -61,9 +61,15 @@ class CalendarStore(Protocol):
     """
 
     def save(
-        self, kind: Kind, component: icalendar.Component, task_list: str | None = None
+        self,
+        kind: Kind,
+        component: icalendar.Component,
+        task_list: str | None = None,
+        *,
+        new: bool = False,
     ) -> None:
-        """Create the component, or replace the one with its ``UID``."""
+        """Create the component, or replace the one with its ``UID`` (``new``: the
+        ``UID`` was just made, so there is nothing to replace)."""
         ...
 
     def get(self, kind: Kind, uid: str) -> icalendar.Component | None:
@@ -151,12 +157,44 @@ def components(calendar: icalendar.Calendar, kind: Kind) -> list[icalendar.Compo
 def expand(
     items: Sequence[icalendar.Component], start: datetime, end: datetime
 ) -> list[icalendar.Component]:
-    """The occurrences of ``items`` (events) overlapping ``[start, end)``."""
+    """The occurrences of ``items`` (events) overlapping ``[start, end)``.
+
+    Events that cannot reach the window (a single event wholly outside it, a repeating
+    one that begins after it) are dropped before ``recurring-ical-events`` expands the
+    rest, with a day of slack for all-day and floating times; it decides the exact
+    overlap."""
     calendar = icalendar.Calendar()
     for item in items:
-        calendar.add_component(item)
+        if _may_overlap(item, start, end):
+            calendar.add_component(item)
     query: Any = recurring_ical_events.of(calendar)  # pyright: ignore[reportUnknownMemberType]
     return cast(list[icalendar.Component], list(query.between(start, end)))
+
+
+_SLACK = timedelta(days=1, hours=14)  # the widest zone offset, plus a day
+
+
+def _instant(value: date | datetime | timedelta | None, zone: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=zone)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=zone)
+    return None
+
+
+def _may_overlap(item: icalendar.Component, start: datetime, end: datetime) -> bool:
+    first = _instant(moment(item, "DTSTART"), start.tzinfo)
+    if first is None:
+        return True
+    if first - _SLACK >= end:
+        return False  # begins after the window, and so does every repeat
+    if "RRULE" in item or "RDATE" in item:
+        return True
+    last = _instant(moment(item, "DTEND"), start.tzinfo)
+    if last is None:
+        duration = moment(item, "DURATION")
+        last = first + (duration if isinstance(duration, timedelta) else timedelta(days=1))
+    return last + _SLACK > start
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,11 +240,16 @@ class LocalCalendarStore:
         return safe + ".ics"
 
     def save(
-        self, kind: Kind, component: icalendar.Component, task_list: str | None = None
+        self,
+        kind: Kind,
+        component: icalendar.Component,
+        task_list: str | None = None,
+        *,
+        new: bool = False,
     ) -> None:
         """Write the component's file atomically (replacing its earlier version)."""
         uid = str(component["UID"])
-        existing = self._find(kind, uid)
+        existing = None if new else self._find(kind, uid)
         folder = existing.parent if existing is not None and task_list is None else None
         folder = folder or self._folder(kind, task_list)
         path = folder / self._file_name(uid)

@@ -115,14 +115,18 @@ def task_tools(
             put(todo, "percent-complete", 100)
         touch(todo)
 
-    @tool(category="tasks", actions=["create"], summary="Add a task to the to-do list.")
+    @tool(
+        category="tasks",
+        actions=["create"],
+        summary="Add a new task or to-do item to the to-do list.",
+    )
     def create_task(
         title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE)],
         notes: Annotated[str | None, Field(max_length=MAX_TEXT)] = None,
         due: Annotated[str | None, Field(max_length=200)] = None,
         task_list: ListName = None,
     ) -> TaskItem:
-        """Add a task to the user's to-do list.
+        """Add a new task or to-do item to the user's to-do list, with an optional due date.
 
         Args:
             title: What needs doing.
@@ -139,17 +143,22 @@ def task_tools(
         if due is not None:
             set_due(todo, due)
         set_status(todo, False)
-        tasks.save("todo", todo, task_list)
+        tasks.save("todo", todo, task_list, new=True)
         return task_record(todo, config.zone(), task_list)
 
-    @tool(category="tasks", actions=["update"], summary="Change a task's title, notes or due date.")
+    @tool(
+        category="tasks",
+        actions=["update"],
+        summary="Edit a task: rename it, change its notes, or move its due date.",
+    )
     def update_task(
         task_id: TaskId,
         title: Annotated[str | None, Field(min_length=1, max_length=MAX_TITLE)] = None,
         notes: Annotated[str | None, Field(max_length=MAX_TEXT)] = None,
         due: Annotated[str | None, Field(max_length=200)] = None,
     ) -> TaskItem:
-        """Change a task; only the fields given change.
+        """Edit a task on the to-do list: rename it, add or change its notes, or move its
+        due date. Only the fields given change.
 
         Args:
             task_id: The task's id, from list_tasks.
@@ -169,9 +178,14 @@ def task_tools(
         tasks.save("todo", todo)
         return task_record(todo, config.zone(), None)
 
-    @tool(category="tasks", actions=["update"], summary="Mark a task as done.", idempotent=True)
+    @tool(
+        category="tasks",
+        actions=["update"],
+        summary="Mark a task done: check it off the to-do list as finished.",
+        idempotent=True,
+    )
     def mark_task_complete(task_id: TaskId) -> TaskItem:
-        """Mark a task as done.
+        """Mark a task done: check it off the to-do list as finished or completed.
 
         Args:
             task_id: The task's id, from list_tasks.
@@ -184,11 +198,11 @@ def task_tools(
     @tool(
         category="tasks",
         actions=["update"],
-        summary="Mark a done task as not done.",
+        summary="Reopen a completed task: uncheck it, mark it not done.",
         idempotent=True,
     )
     def mark_task_incomplete(task_id: TaskId) -> TaskItem:
-        """Mark a completed task as still to do.
+        """Reopen a completed task: uncheck it and mark it as not done, still to do.
 
         Args:
             task_id: The task's id, from list_tasks.
@@ -198,9 +212,14 @@ def task_tools(
         tasks.save("todo", todo)
         return task_record(todo, config.zone(), None)
 
-    @tool(category="tasks", actions=["delete"], summary="Delete a task.", destructive=True)
+    @tool(
+        category="tasks",
+        actions=["delete"],
+        summary="Delete or remove a task from the to-do list for good.",
+        destructive=True,
+    )
     def delete_task(task_id: TaskId) -> DeletedTask:
-        """Delete a task for good. Needs the user's approval.
+        """Delete or remove a task from the to-do list for good. Needs the user's approval.
 
         Args:
             task_id: The task's id, from list_tasks.
@@ -214,7 +233,7 @@ def task_tools(
     @tool(
         category="tasks",
         actions=["read"],
-        summary="List the tasks on the to-do list.",
+        summary="Show the to-do list: the tasks still to do, due soon, or finished.",
         read_only=True,
     )
     def list_tasks(
@@ -222,7 +241,8 @@ def task_tools(
         show_completed: bool = False,
         max_results: Annotated[int, Field(ge=1, le=1000)] = 100,
     ) -> TaskListing:
-        """List tasks: open ones first, soonest due first.
+        """Show the tasks on the to-do list: open ones first, soonest due first (finished
+        ones with show_completed).
 
         Args:
             task_list: Which list (see get_task_lists); default every list.
@@ -239,7 +259,12 @@ def task_tools(
         zone = config.zone()
         return TaskListing(tasks=[task_record(t, zone, n) for t, n in found[:max_results]])
 
-    @tool(category="tasks", actions=["read"], summary="List the user's task lists.", read_only=True)
+    @tool(
+        category="tasks",
+        actions=["read"],
+        summary="List the user's task lists: the to-do lists tasks can go on.",
+        read_only=True,
+    )
     def get_task_lists() -> TaskLists:
         """List the user's task lists (pass a name as task_list to the other task tools)."""
         return TaskLists(task_lists=[TaskList(id=n, title=n) for n in tasks.task_lists()])
