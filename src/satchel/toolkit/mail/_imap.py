@@ -23,7 +23,13 @@ from imapclient.exceptions import IMAPClientError  # pyright: ignore[reportMissi
 
 from satchel._errors import ToolFailed, ToolRetry
 from satchel.toolkit.mail._backend import split_email_id, unknown_email, unreachable
-from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
+from satchel.toolkit.mail._message import (
+    MailQuery,
+    details_of,
+    message_date,
+    receipt_of,
+    summary_of,
+)
 from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
 from satchel.toolkit.mail._smtp import MailServer, submit
 
@@ -217,7 +223,7 @@ class ImapSmtpBackend:
 
 
 def _header_date(raw: bytes) -> datetime | None:
-    return summary_of("", "", email.message_from_bytes(raw, policy=compat32), unread=False).date
+    return message_date(email.message_from_bytes(raw, policy=compat32))
 
 
 def _newest_first(summary: EmailSummary) -> float:

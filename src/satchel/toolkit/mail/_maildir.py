@@ -10,20 +10,31 @@ sync.
 from __future__ import annotations
 
 import mailbox
+import os
 import threading
+from collections.abc import Iterator
 from datetime import datetime
-from email.message import EmailMessage
+from email.message import EmailMessage, Message
+from email.parser import BytesHeaderParser, BytesParser
+from email.policy import compat32
 from pathlib import Path
 
 from satchel._errors import SatchelUsageError, ToolRetry
 from satchel.toolkit.mail._backend import split_email_id, unknown_email
-from satchel.toolkit.mail._message import MailQuery, details_of, receipt_of, summary_of
+from satchel.toolkit.mail._message import (
+    MailQuery,
+    details_of,
+    message_date,
+    receipt_of,
+    summary_of,
+)
 from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
 from satchel.toolkit.mail._smtp import MailServer, submit
 
 __all__ = ["MaildirBackend"]
 
 _INBOX = "INBOX"
+_COLON = mailbox.Maildir.colon
 
 
 class MaildirBackend:
@@ -103,24 +114,36 @@ class MaildirBackend:
         query: MailQuery | None = None,
         limit: int = 10,
     ) -> list[EmailSummary]:
-        """Messages of ``folder``, newest first (see :class:`MailBackend`)."""
+        """Messages of ``folder``, newest first (see :class:`MailBackend`).
+
+        Flags come from the file names and dates from the headers; only messages a
+        query's words must be looked for in, and the ``limit`` chosen, are parsed whole.
+        """
         box = self._folder(folder)
         name = _INBOX if box is self._root else folder
+        where = self.path if box is self._root else self.path / f".{folder}"
+        chosen: list[tuple[float, str, Path, bool]] = []
+        for key, path, unread in _entries(where):
+            if unread_only and not unread:
+                continue
+            head = _read(path, headers_only=True)
+            if head is None:
+                continue
+            when = message_date(head)
+            if since is not None and (when is None or when < since):
+                continue
+            if query is not None:
+                whole = _read(path) if query.words else head
+                if whole is None or not query.matches(whole):
+                    continue
+            chosen.append((when.timestamp() if when is not None else 0.0, key, path, unread))
+        chosen.sort(key=lambda c: c[0], reverse=True)
         found: list[EmailSummary] = []
-        with self._lock:
-            box.clean()
-            for key, msg in box.iteritems():
-                unread = "S" not in msg.get_flags()
-                if unread_only and not unread:
-                    continue
-                if query is not None and not query.matches(msg):
-                    continue
-                summary = summary_of(f"{name}:{key}", name, msg, unread=unread)
-                if since is not None and (summary.date is None or summary.date < since):
-                    continue
-                found.append(summary)
-        found.sort(key=_newest_first)
-        return found[:limit]
+        for _, key, path, unread in chosen[:limit]:
+            msg = _read(path)
+            if msg is not None:
+                found.append(summary_of(f"{name}:{key}", name, msg, unread=unread))
+        return found
 
     def get_email(self, email_id: str) -> EmailDetails:
         """One message in full (see :class:`MailBackend`)."""
@@ -148,5 +171,32 @@ class MaildirBackend:
         """Nothing to release."""
 
 
-def _newest_first(summary: EmailSummary) -> float:
-    return -summary.date.timestamp() if summary.date is not None else 0.0
+def _entries(where: Path) -> Iterator[tuple[str, Path, bool]]:
+    """``(key, path, unread)`` of each message file of a Maildir folder.
+
+    Read from the file names (``new/KEY`` and ``cur/KEY:2,FLAGS``, the Maildir
+    convention) rather than through :mod:`mailbox`, whose Python 3.11 API gives a
+    message's flags only with the whole message parsed (``Maildir.get_flags`` came in
+    3.13): listing a large folder then costs one header read per message.
+    """
+    for sub in ("new", "cur"):
+        try:
+            names = os.listdir(where / sub)
+        except FileNotFoundError:
+            continue
+        for file in names:
+            if file.startswith("."):
+                continue
+            key, _, info = file.partition(_COLON)
+            flags = info[2:] if info.startswith("2,") else ""
+            yield key, where / sub / file, "S" not in flags
+
+
+def _read(path: Path, *, headers_only: bool = False) -> Message | None:
+    """The message in ``path`` (``None`` when it moved away meanwhile)."""
+    parser = BytesHeaderParser(policy=compat32) if headers_only else BytesParser(policy=compat32)
+    try:
+        with path.open("rb") as handle:
+            return parser.parse(handle)
+    except FileNotFoundError:
+        return None

@@ -21,6 +21,7 @@ __all__ = [
     "build_message",
     "check_addresses",
     "details_of",
+    "message_date",
     "receipt_of",
     "summary_of",
 ]
@@ -41,7 +42,9 @@ def _addresses(msg: Message, name: str) -> list[str]:
     return [addr for _, addr in getaddresses(values) if addr]
 
 
-def _date(msg: Message) -> datetime | None:
+def message_date(msg: Message) -> datetime | None:
+    """The Date header as an aware time (UTC when it has no offset); ``None`` when
+    missing or unreadable."""
     raw = msg.get("Date")
     if raw is None:
         return None
@@ -93,7 +96,7 @@ def summary_of(email_id: str, folder: str, msg: Message, *, unread: bool) -> Ema
         sender=_header(msg, "From"),
         to=_addresses(msg, "To"),
         subject=_header(msg, "Subject"),
-        date=_date(msg),
+        date=message_date(msg),
         snippet=_SPACE.sub(" ", body)[:_SNIPPET_CHARS],
         unread=unread,
         message_id=_header(msg, "Message-ID") or None,
