@@ -242,3 +242,12 @@ async def test_every_mail_tool_has_category_email_and_only_send_is_destructive(
     assert [n for n, s in specs.items() if s.is_destructive()] == ["send_email"]
     assert all(s.summary and s.actions for s in specs.values())
     assert [n for n, s in specs.items() if s.is_write] == ["send_email"]
+
+
+async def test_search_finds_words_outside_ascii_and_survives_odd_text(mail: MailSetup) -> None:
+    mail.deliver(message("Zoë <zoe@example.org>", "Café menu", "Crème brûlée on Friday"))
+    out = await _ok(mail, "search_emails", {"query": "brûlée"})
+    assert [e.subject for e in out.emails] == ["Café menu"]
+    for odd in ['"', 'from:"', "subject:(", "\\", "*", "a" * 300]:
+        result = await mail.tools.call("search_emails", {"query": odd})
+        assert result.ok, (odd, result.error)

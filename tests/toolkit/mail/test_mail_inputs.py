@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from satchel.registry import ToolRegistry
-from satchel.toolkit.mail import MaildirBackend, MailServer, mail_tools_for
+from satchel.toolkit.mail import ImapSmtpBackend, MaildirBackend, MailServer, mail_tools_for
 
-from .conftest import ME
+from .conftest import ME, PASSWORD, USER, ImapServer
 
 
 def test_a_password_never_shows_in_a_server_repr() -> None:
@@ -48,5 +48,35 @@ def test_any_text_gets_a_result_or_a_structured_error(
         details = await registry.call("get_email_details", {"email_id": email_id})
         assert details.error is not None
         assert details.error.kind in {"retry", "invalid_arguments"}
+
+    anyio.run(run)
+
+
+@settings(max_examples=40, deadline=None)
+@given(query=st.text(max_size=40))
+def test_any_search_text_on_a_real_imap_server_gets_a_result(
+    imap_server: ImapServer, query: str
+) -> None:
+    backend = ImapSmtpBackend(
+        imap=MailServer(
+            host="127.0.0.1",
+            port=imap_server.port,
+            username=USER,
+            password=PASSWORD,
+            security="none",
+            timeout=10,
+        ),
+        smtp=None,
+        address=ME,
+    )
+    registry = ToolRegistry()
+    for tool in mail_tools_for(backend):
+        registry.register(tool)
+
+    async def run() -> None:
+        found = await registry.call("search_emails", {"query": query})
+        assert found.ok or (found.error is not None and found.error.kind == "invalid_arguments"), (
+            found.error
+        )
 
     anyio.run(run)

@@ -41,6 +41,7 @@ _BODY = b"BODY[]"
 _APPENDUID = re.compile(rb"APPENDUID \d+ (\d+)")
 _DATE_FETCH = "BODY.PEEK[HEADER.FIELDS (DATE)]"
 _DATE_KEY = b"BODY[HEADER.FIELDS"
+_SPECIALS = re.compile(r"[(){}%*\]\x00-\x1f\x7f]")
 _CRITERIA = {"from": "FROM", "to": "TO", "cc": "CC", "subject": "SUBJECT"}
 
 
@@ -138,9 +139,11 @@ class ImapSmtpBackend:
             criteria += ["SINCE", since.date()]
         if query is not None:
             for name, value in query.fields:
-                criteria += [_CRITERIA[name], value]
+                if term := _searchable(value):
+                    criteria += [_CRITERIA[name], term]
             for word in query.words:
-                criteria += ["TEXT", word]
+                if term := _searchable(word):
+                    criteria += ["TEXT", term]
         with self._client() as client:
             self._select(client, folder)
             uids = cast(list[int], client.search(criteria or ["ALL"], charset="UTF-8"))
@@ -220,6 +223,14 @@ class ImapSmtpBackend:
 
     def close(self) -> None:
         """Nothing to release (connections last one call)."""
+
+
+def _searchable(value: str) -> str:
+    """``value`` without IMAP's atom specials and control characters: imapclient quotes
+    a search value only for spaces, quotes and backslashes, and a bare ``(`` or ``*``
+    would be read as search syntax. Matching is by substring, so dropping them only
+    widens a search for text that had them."""
+    return " ".join(_SPECIALS.sub(" ", value).split())
 
 
 def _header_date(raw: bytes) -> datetime | None:

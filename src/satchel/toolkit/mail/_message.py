@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.header import decode_header, make_header
 from email.headerregistry import Address
 from email.message import EmailMessage, Message
 from email.policy import default as default_policy
@@ -33,8 +34,15 @@ _QUERY_TOKEN = re.compile(r'(?:(from|to|subject|cc):)?(?:"([^"]*)"|(\S+))', re.I
 
 
 def _header(msg: Message, name: str) -> str:
+    """A header as text: RFC 2047 encoded words decoded, whitespace collapsed."""
     value = msg.get(name)
-    return "" if value is None else " ".join(str(value).split())
+    if value is None:
+        return ""
+    try:
+        text = str(make_header(decode_header(str(value))))
+    except (ValueError, LookupError, UnicodeError):  # a broken encoded word: keep it raw
+        text = str(value)
+    return " ".join(text.split())
 
 
 def _addresses(msg: Message, name: str) -> list[str]:
