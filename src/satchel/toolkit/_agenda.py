@@ -190,29 +190,21 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
                 )
 
     async def _schedule(self, agent: str, params: ReminderSchedule) -> Reminder:
-        if params.when is None and params.repeat is None:
+        given = None
+        if params.when is not None:
+            given = _timed(self.reader.when(params.when, field="when"))
+        rule = None
+        if params.repeat is not None:
+            recurrence = read_recurrence(self.reader, params.repeat, field="repeat", start=given)
+            rule = recurrence.rule
+            given = given or _timed(recurrence.first)
+        if given is None:
             raise ToolRetry(
                 "Say when: give 'when' (e.g. 'in 20 minutes', 'tomorrow at 9am') or "
                 "'repeat' (e.g. 'every Monday at 9').",
                 details={"field": "when"},
             )
-        start = None
-        if params.when is not None:
-            start = self.reader.when(params.when, field="when")
-            if start.all_day:
-                start = When(start=at_reminder_time(start.start), all_day=False)
-        rule = None
-        if params.repeat is not None:
-            recurrence = read_recurrence(self.reader, params.repeat, field="repeat", start=start)
-            rule = recurrence.rule
-            if start is None:
-                first = recurrence.first
-                start = (
-                    When(start=at_reminder_time(first.start), all_day=False)
-                    if first.all_day
-                    else first
-                )
-        assert start is not None
+        start = given
         if not within(start.start, self.reader.now()):
             raise ToolRetry(
                 f"{params.when!r} is {start.start:%Y-%m-%d %H:%M %Z}, in the past; give a "
@@ -222,6 +214,11 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
         return await self.agenda.schedule(
             agent, params.message, start.start, self.reader.zone, rule
         )
+
+
+def _timed(when: When) -> When:
+    """A day alone becomes that day at the reminder hour."""
+    return When(start=at_reminder_time(when.start), all_day=False) if when.all_day else when
 
 
 class TaskCreate(_Op):
