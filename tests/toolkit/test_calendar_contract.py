@@ -254,3 +254,19 @@ async def test_a_bad_due_date_is_a_retry_and_creates_no_task(tools: ToolRegistry
     assert result.error.kind == "retry"
     assert "due" in result.error.message
     assert (await ok(tools, "list_tasks", {"show_completed": True}))["tasks"] == []
+
+
+async def test_a_weekly_event_keeps_its_wall_clock_time_across_daylight_saving(
+    tools: ToolRegistry,
+) -> None:
+    await ok(
+        tools,
+        "add_calendar_event",
+        {"title": "Yoga", "start_time": "2027-03-22T09:00", "recurrence": "every Monday"},
+    )
+    events = await listed(tools, "2027-03-22", "2027-04-06")
+    assert [e["start"] for e in events] == [
+        "2027-03-22T09:00:00+01:00",
+        "2027-03-29T09:00:00+02:00",
+        "2027-04-05T09:00:00+02:00",
+    ]
