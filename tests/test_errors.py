@@ -6,8 +6,6 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import subprocess
-import sys
 from datetime import datetime
 
 import pytest
@@ -83,11 +81,3 @@ async def test_a_tool_raising_an_input_error_gives_the_model_invalid_arguments()
     assert result.error is not None
     assert (result.error.kind, result.error.message) == ("invalid_arguments", "n must be at most 3")
     assert result.error.details == {"max": 3}
-
-
-def test_importing_satchel_loads_no_postgresql_driver() -> None:
-    code = (
-        "import satchel, satchel.cli, sys; print(sorted(m for m in sys.modules if 'psycopg' in m))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -15,6 +15,8 @@ PACKAGES = [
     "satchel.consent",
     "satchel.embed",
     "satchel.mcp",
+    "satchel.mcp.mount",
+    "satchel.mcp.server",
     "satchel.memory",
     "satchel.memory.postgres",
     "satchel.meta",

@@ -525,3 +525,42 @@ async def test_a_memory_write_needing_consent_is_refused_then_runs_once_after_ap
     finally:
         await store.close()
     assert rules.value == "Be kind.\nBe brief."
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["direct", "lazy"])
+@pytest.mark.parametrize("approve", [True, False], ids=["approved", "refused"])
+async def test_memory_consent_asks_the_clients_human_directly_and_behind_the_meta_tools(
+    tmp_path: Path, lazy: bool, approve: bool
+) -> None:
+    db = tmp_path / "m.db"
+    store = await SQLiteStore.open(db)
+    try:
+        await store.create_block(AGENT, "rules", "Be kind.", permission=Permission.HUMAN)
+    finally:
+        await store.close()
+    asked: list[str] = []
+    append = {"operation": "append", "label": "rules", "content": "Be brief."}
+    extra = ("--consent-wait", "0", *(("--lazy",) if lazy else ()))
+    with anyio.fail_after(STARTUP + 60):
+        async with serving(
+            db, elicit=_answering("accept", asked, approve=approve), extra=extra
+        ) as client:
+            if lazy:
+                call = {"tool_name": "context", "parameters": append}
+                result = await client.call_tool("invoke_tool", call)
+            else:
+                result = await client.call_tool("context", append)
+        listed = json.loads(await _approvals(db, "list", "--all", "--json"))
+
+    assert len(asked) == 1
+    assert "rules" in asked[0]
+    assert (result.is_error is True) is not approve
+    assert [(r["status"], r["origin"]) for r in listed] == [
+        ("used" if approve else "denied", "mcp")
+    ]
+    store = await _reopen(db)
+    try:
+        rules = await store.get_block(AGENT, "rules")
+    finally:
+        await store.close()
+    assert rules.value == ("Be kind.\nBe brief." if approve else "Be kind.")

@@ -22,8 +22,8 @@ from satchel.mcp import (
     ResourceInfo,
     create_server,
 )
-from satchel.mcp._feed import ChangeFeed
-from satchel.mcp._watch import ResourceWatch
+from satchel.mcp.server._feed import ChangeFeed
+from satchel.mcp.server._watch import ResourceWatch
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from satchel._errors import (
     VersionConflictError,
 )
 from satchel.builtin._views import BlockInfo, Label, block_info, checked
-from satchel.memory import Block, BlockKind, MemoryStore
+from satchel.memory import Block, BlockKind, MemoryStore, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
 
 __all__ = [
@@ -224,31 +224,38 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
     ) -> ContextOutput:
         """Run one operation for ``ctx.agent``."""
         agent = ctx.agent
+        origin = RequestOrigin.of(ctx)
         match params:
             case ContextAppend():
                 block = await checked(
-                    self.store.append_to_block(agent, params.label, params.content)
+                    self.store.append_to_block(agent, params.label, params.content, origin=origin)
                 )
                 return _done(f"Appended {len(params.content)} characters to {{}}", block, agent)
             case ContextReplace():
-                return await self._replace(agent, params)
+                return await self._replace(agent, params, origin)
             case ContextCreate():
                 return await self._create(agent, params)
             case ContextSet():
-                return await self._set(agent, params)
+                return await self._set(agent, params, origin)
             case ContextArchive():
                 await self._expect(agent, params.label, in_context=True)
-                block = await checked(self.store.set_kind(agent, params.label, BlockKind.ARCHIVAL))
+                block = await checked(
+                    self.store.set_kind(agent, params.label, BlockKind.ARCHIVAL, origin=origin)
+                )
                 return _done("Archived {} to archival memory", block, agent)
             case ContextLoad():
                 await self._expect(agent, params.label, in_context=False)
-                block = await checked(self.store.set_kind(agent, params.label, BlockKind.WORKING))
+                block = await checked(
+                    self.store.set_kind(agent, params.label, BlockKind.WORKING, origin=origin)
+                )
                 return _done("Loaded {} into working memory", block, agent)
             case ContextSwap():
                 await self._expect(agent, params.archive_label, in_context=True)
                 await self._expect(agent, params.load_label, in_context=False)
                 archived, loaded = await checked(
-                    self.store.swap_blocks(agent, params.archive_label, params.load_label)
+                    self.store.swap_blocks(
+                        agent, params.archive_label, params.load_label, origin=origin
+                    )
                 )
                 return ContextOutput(
                     message=(
@@ -268,10 +275,14 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 )
                 return ContextOutput(message=message, blocks=infos)
 
-    async def _replace(self, agent: str, params: ContextReplace) -> ContextOutput:
+    async def _replace(
+        self, agent: str, params: ContextReplace, origin: RequestOrigin
+    ) -> ContextOutput:
         try:
             block = await checked(
-                self.store.replace_in_block(agent, params.label, params.old, params.new)
+                self.store.replace_in_block(
+                    agent, params.label, params.old, params.new, origin=origin
+                )
             )
         except MemoryStoreError as exc:
             matches = exc.details.get("matches")
@@ -314,7 +325,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 details={"label": params.label},
             ) from exc
 
-    async def _set(self, agent: str, params: ContextSet) -> ContextOutput:
+    async def _set(self, agent: str, params: ContextSet, origin: RequestOrigin) -> ContextOutput:
         for _ in range(_SET_ATTEMPTS):
             try:
                 before = await checked(self.store.get_block(agent, params.label))
@@ -333,6 +344,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                         params.value,
                         expected_version=before.version,
                         description=params.description,
+                        origin=origin,
                     )
                 )
             except (VersionConflictError, NotFoundError):

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from satchel._errors import AlreadyExistsError, ToolRetry
 from satchel.builtin._views import BlockInfo, Label, block_info, checked
-from satchel.memory import Block, BlockKind, MemoryStore, Permission
+from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
 
 __all__ = [
@@ -126,6 +126,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
     ) -> RecallOutput:
         """Run one operation for ``ctx.agent``."""
         agent = ctx.agent
+        origin = RequestOrigin.of(ctx)
         match params:
             case RecallInsert():
                 block = await self._insert(agent, params)
@@ -136,7 +137,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
             case RecallAppend():
                 await self._archival(agent, params.label, "append to")
                 block = await checked(
-                    self.store.append_to_block(agent, params.label, params.content)
+                    self.store.append_to_block(agent, params.label, params.content, origin=origin)
                 )
                 return RecallOutput(
                     message=f"Appended {len(params.content)} characters to "
@@ -152,7 +153,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                 )
             case RecallDelete():
                 await self._archival(agent, params.label, "delete")
-                block = await checked(self.store.delete_block(agent, params.label))
+                block = await checked(self.store.delete_block(agent, params.label, origin=origin))
                 return RecallOutput(
                     message=f"Deleted {block.address_for(agent)!r} ({block.chars} characters).",
                     entry=block_info(block, agent, with_value=True),

@@ -25,34 +25,33 @@ tells subscribed clients when one changes). Prompts are served through a
 (elicitation) or ``satchel approvals`` in another terminal.
 """
 
-from satchel.mcp._approvals import APPROVAL_ARGUMENT, MemoryConsent, with_mcp_approval
-from satchel.mcp._channel import (
+from satchel.mcp.mount import MountedServer, RemoteTool, local_tool_name, mount_mcp
+from satchel.mcp.server import (
+    APPROVAL_ARGUMENT,
     CLIENT_CHANNEL_KEY,
     ClientChannel,
+    ContextFactory,
     ElicitationAnswer,
     ElicitationPending,
-    client_channel,
-)
-from satchel.mcp._memory_prompts import MemoryPrompts
-from satchel.mcp._memory_resources import MemoryResources
-from satchel.mcp._mount import MountedServer, mount_mcp
-from satchel.mcp._prompts import (
+    MemoryConsent,
+    MemoryPrompts,
+    MemoryResources,
     PromptArgument,
     PromptContent,
     PromptInfo,
     PromptMessage,
     PromptProvider,
-)
-from satchel.mcp._remote import RemoteTool, local_tool_name
-from satchel.mcp._resources import (
     ResourceContent,
     ResourceInfo,
     ResourceProvider,
     ResourceTemplateInfo,
     ResourceTemplates,
     ResourceVersions,
+    SatchelServer,
+    client_channel,
+    create_server,
+    with_mcp_approval,
 )
-from satchel.mcp._server import ContextFactory, SatchelServer, create_server
 
 __all__ = [
     "APPROVAL_ARGUMENT",

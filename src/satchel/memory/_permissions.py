@@ -36,20 +36,23 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from satchel._errors import ConsentRequiredError, PermissionDeniedError
 from satchel.memory._models import Block, Permission
+from satchel.tools import HumanAsker, ToolContext
 
 __all__ = [
     "RULES",
     "ConsentHandler",
     "ConsentRequest",
     "Operation",
+    "RequestOrigin",
     "Verdict",
     "authorize",
     "content_digest",
@@ -142,9 +145,11 @@ class ConsentRequest(BaseModel):
         content_digest: The SHA-256 of what this one write would write (the text, the
             new kind, the share...; see :func:`content_digest`), or ``None`` when the
             operation carries nothing. A one-time consent binds to it.
+        origin: The channel the write came from (:attr:`RequestOrigin.channel`).
+        human: Asks that channel's human during the call, where it can; never stored.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     scope: Literal["memory_edit"] = "memory_edit"
     label: str
@@ -154,6 +159,31 @@ class ConsentRequest(BaseModel):
     permission: Permission
     reason: str
     content_digest: str | None = None
+    origin: str = "unknown"
+    human: HumanAsker | None = Field(default=None, exclude=True, repr=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RequestOrigin:
+    """Where a memory write came from, carried into its :class:`ConsentRequest` so a
+    consent prompt can reach the human there.
+
+    Attributes:
+        channel: The channel (``"mcp"``, ``"cli"``, ``"discord:123"``).
+        human: Asks that channel's human during the call, where it can.
+
+    Example:
+        >>> await store.append_to_block("ada", "rules", "Be brief.",
+        ...                             origin=RequestOrigin.of(ctx))
+    """
+
+    channel: str = "unknown"
+    human: HumanAsker | None = None
+
+    @classmethod
+    def of(cls, ctx: ToolContext) -> RequestOrigin:
+        """The origin of the tool call ``ctx`` describes."""
+        return cls(channel=ctx.origin or "unknown", human=ctx.human)
 
 
 def content_digest(content: Any) -> str:
@@ -194,6 +224,7 @@ async def authorize(
     reason: str,
     share_level: Permission | None = None,
     content: Any = None,
+    origin: RequestOrigin | None = None,
 ) -> Permission:
     """The gate every write goes through. Returns the level the write was allowed at.
 
@@ -207,6 +238,7 @@ async def authorize(
             when unsharing).
         content: What the write would write (plain JSON data), so that a one-time
             consent binds to it (:attr:`ConsentRequest.content_digest`).
+        origin: Where the write came from; a consent request carries it.
 
     Raises:
         PermissionDeniedError: The table says no, the agent may not touch the block,
@@ -250,6 +282,8 @@ async def authorize(
                 permission=level,
                 reason=reason,
                 content_digest=None if content is None else content_digest(content),
+                origin=origin.channel if origin is not None else "unknown",
+                human=origin.human if origin is not None else None,
             )
             if consent is None:
                 raise ConsentRequiredError(

@@ -51,6 +51,7 @@ from satchel.memory._models import (
     SearchMode,
     Unset,
 )
+from satchel.memory._permissions import RequestOrigin
 from satchel.memory._template import AgentTemplate
 
 __all__ = ["MemoryStore", "ProgressCallback"]
@@ -109,6 +110,7 @@ class MemoryStore(Protocol):
         *,
         expected_version: int | None = None,
         description: str | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """Overwrite a block's value (and optionally its description).
 
@@ -119,6 +121,8 @@ class MemoryStore(Protocol):
             expected_version: If given, the write only happens while the block is still
                 at this version.
             description: A new description, or ``None`` to keep it.
+            origin: Where the write came from, for a consent prompt (every write
+                below takes it too).
 
         Raises:
             VersionConflictError: The block moved past ``expected_version``.
@@ -127,7 +131,13 @@ class MemoryStore(Protocol):
         ...
 
     async def append_to_block(
-        self, agent: str, label: str, text: str, *, separator: str = "\n"
+        self,
+        agent: str,
+        label: str,
+        text: str,
+        *,
+        separator: str = "\n",
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """Append ``text`` atomically; ``separator`` goes in between unless the block is
         empty. Concurrent appends all land, in some order.
@@ -145,6 +155,7 @@ class MemoryStore(Protocol):
         new: str,
         *,
         expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """Replace the one occurrence of ``old`` with ``new``.
 
@@ -156,7 +167,12 @@ class MemoryStore(Protocol):
         ...
 
     async def delete_block(
-        self, agent: str, label: str, *, expected_version: int | None = None
+        self,
+        agent: str,
+        label: str,
+        *,
+        expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """Delete a block and return it as it was."""
         ...
@@ -168,12 +184,18 @@ class MemoryStore(Protocol):
         kind: BlockKind,
         *,
         expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """Move a block to ``kind``: archive is ``ARCHIVAL``, load is ``WORKING``."""
         ...
 
     async def swap_blocks(
-        self, agent: str, archive_label: str, load_label: str
+        self,
+        agent: str,
+        archive_label: str,
+        load_label: str,
+        *,
+        origin: RequestOrigin | None = None,
     ) -> tuple[Block, Block]:
         """Archive one block and load another into working memory, atomically: both
         happen or neither. Returns ``(archived, loaded)``."""
@@ -223,14 +245,22 @@ class MemoryStore(Protocol):
         ...
 
     async def share_block(
-        self, agent: str, label: str, recipient: str, permission: Permission
+        self,
+        agent: str,
+        label: str,
+        recipient: str,
+        permission: Permission,
+        *,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """Share the owner's block with ``recipient`` at ``permission`` (replacing any
         previous share with that agent). Only the owner may share, and never above the
         block's own permission."""
         ...
 
-    async def unshare_block(self, agent: str, label: str, recipient: str) -> Block:
+    async def unshare_block(
+        self, agent: str, label: str, recipient: str, *, origin: RequestOrigin | None = None
+    ) -> Block:
         """Stop sharing the block with ``recipient``.
 
         Raises:

@@ -60,7 +60,7 @@ from satchel.memory._models import (
     validate_agent,
     validate_label,
 )
-from satchel.memory._permissions import ConsentHandler, Operation, authorize
+from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin, authorize
 from satchel.memory._protocol import ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
 from satchel.memory._store_steps import NewBlock, NewMessage, StoreSteps, TextDomain
@@ -181,6 +181,7 @@ class StoreBase(StoreSteps):
         *,
         share_level: Permission | None = None,
         content: Any = None,
+        origin: RequestOrigin | None = None,
     ) -> tuple[int, _T]:
         """Resolve ``label`` for ``agent``, pass the permission gate (nothing is held
         open while a consent handler decides), then run ``write(pk, level)``, a
@@ -196,6 +197,7 @@ class StoreBase(StoreSteps):
                 reason=reason(block),
                 share_level=share_level,
                 content=content,
+                origin=origin,
             )
             try:
                 return pk, await write(pk, level)
@@ -263,6 +265,7 @@ class StoreBase(StoreSteps):
         *,
         expected_version: int | None = None,
         description: str | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.update_block_text`."""
         vector = await self._embed_one(value)
@@ -283,11 +286,18 @@ class StoreBase(StoreSteps):
                 vector=vector,
             ),
             content={"value": value, "description": description},
+            origin=origin,
         )
         return block
 
     async def append_to_block(
-        self, agent: str, label: str, text: str, *, separator: str = "\n"
+        self,
+        agent: str,
+        label: str,
+        text: str,
+        *,
+        separator: str = "\n",
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.append_to_block`."""
         pk, block = await self._gated(
@@ -297,6 +307,7 @@ class StoreBase(StoreSteps):
             lambda b: f"append {len(text)} characters to block {b.label!r}",
             lambda pk, level: self._append(agent, pk, level, text, separator),
             content={"text": text, "separator": separator},
+            origin=origin,
         )
         await self._refresh_block_vector(pk, block.value)
         return block
@@ -309,6 +320,7 @@ class StoreBase(StoreSteps):
         new: str,
         *,
         expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.replace_in_block`."""
         pk, block = await self._gated(
@@ -322,12 +334,18 @@ class StoreBase(StoreSteps):
                 agent, pk, level, old, new, expected_version=expected_version
             ),
             content={"old": old, "new": new},
+            origin=origin,
         )
         await self._refresh_block_vector(pk, block.value)
         return block
 
     async def delete_block(
-        self, agent: str, label: str, *, expected_version: int | None = None
+        self,
+        agent: str,
+        label: str,
+        *,
+        expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.delete_block`."""
         _, block = await self._gated(
@@ -336,6 +354,7 @@ class StoreBase(StoreSteps):
             Operation.DELETE,
             lambda b: f"delete block {b.label!r} ({b.chars} characters)",
             lambda pk, level: self._delete(agent, pk, level, expected_version=expected_version),
+            origin=origin,
         )
         return block
 
@@ -346,6 +365,7 @@ class StoreBase(StoreSteps):
         kind: BlockKind,
         *,
         expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.set_kind`."""
         kind = BlockKind(kind)
@@ -358,11 +378,17 @@ class StoreBase(StoreSteps):
                 agent, pk, level, kind, expected_version=expected_version
             ),
             content={"kind": kind.value},
+            origin=origin,
         )
         return block
 
     async def swap_blocks(
-        self, agent: str, archive_label: str, load_label: str
+        self,
+        agent: str,
+        archive_label: str,
+        load_label: str,
+        *,
+        origin: RequestOrigin | None = None,
     ) -> tuple[Block, Block]:
         """See :meth:`MemoryStore.swap_blocks`."""
         validate_agent(agent)
@@ -380,6 +406,7 @@ class StoreBase(StoreSteps):
                     consent=self.consent,
                     reason=f"swap: move block {block.label!r} to {target.value} memory",
                     content={"kind": target.value},
+                    origin=origin,
                 )
                 for block, target in ((block_a, BlockKind.ARCHIVAL), (block_l, BlockKind.WORKING))
             ]
@@ -417,19 +444,32 @@ class StoreBase(StoreSteps):
         )
 
     async def share_block(
-        self, agent: str, label: str, recipient: str, permission: Permission
+        self,
+        agent: str,
+        label: str,
+        recipient: str,
+        permission: Permission,
+        *,
+        origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.share_block`."""
         validate_agent(recipient)
-        return await self._share(agent, label, recipient, Permission(permission))
+        return await self._share(agent, label, recipient, Permission(permission), origin)
 
-    async def unshare_block(self, agent: str, label: str, recipient: str) -> Block:
+    async def unshare_block(
+        self, agent: str, label: str, recipient: str, *, origin: RequestOrigin | None = None
+    ) -> Block:
         """See :meth:`MemoryStore.unshare_block`."""
         validate_agent(recipient)
-        return await self._share(agent, label, recipient, None)
+        return await self._share(agent, label, recipient, None, origin)
 
     async def _share(
-        self, agent: str, label: str, recipient: str, permission: Permission | None
+        self,
+        agent: str,
+        label: str,
+        recipient: str,
+        permission: Permission | None,
+        origin: RequestOrigin | None,
     ) -> Block:
         def reason(block: Block) -> str:
             if permission is None:
@@ -444,6 +484,7 @@ class StoreBase(StoreSteps):
             lambda pk, level: self._set_share(agent, pk, level, recipient, permission),
             share_level=permission,
             content={"recipient": recipient, "permission": permission and permission.value},
+            origin=origin,
         )
         return block
 

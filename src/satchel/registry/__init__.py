@@ -1,6 +1,6 @@
 """The tool registry and the wrappers that compose around tools and registries."""
 
-from satchel.registry._registry import RegistryEvent, ToolRegistry
+from satchel.registry._registry import Mount, RegistryEvent, ToolRegistry
 from satchel.registry._view import RegistryView, merged
 from satchel.registry._wrappers import (
     WrapperTool,
@@ -12,6 +12,7 @@ from satchel.registry._wrappers import (
 )
 
 __all__ = [
+    "Mount",
     "RegistryEvent",
     "RegistryView",
     "ToolRegistry",

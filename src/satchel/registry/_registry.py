@@ -12,9 +12,10 @@ import difflib
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from types import TracebackType
+from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 
 import anyio
 
@@ -28,20 +29,64 @@ from satchel.tools import (
     RawTool,
     ToolAnnotations,
     ToolContext,
+    ToolOptions,
     ToolResult,
     ToolSpec,
     decode_arguments,
     result_from_exception,
 )
 
-if TYPE_CHECKING:
-    from satchel.mcp import MountedServer
-
-__all__ = ["RegistryEvent", "ToolRegistry"]
+__all__ = ["Mount", "RegistryEvent", "ToolRegistry"]
 
 logger = logging.getLogger("satchel.registry")
 
 _DEFAULT_CONTEXT = ToolContext()
+
+
+@runtime_checkable
+class Mount(Protocol):
+    """What :meth:`ToolRegistry.mount_mcp` returns: another server's tools, mounted
+    here once started (``await mount`` or ``async with mount``) until closed.
+
+    The registry declares only this; the MCP client that implements it
+    (:class:`satchel.mcp.MountedServer`) is imported when a server is mounted, so the
+    registry never loads the MCP SDK.
+    """
+
+    @property
+    def tools(self) -> dict[str, str]:
+        """Local tool name -> the server's own name, for the tools mounted now."""
+        ...
+
+    async def start(self) -> Mount:
+        """Connect and register the tools. Idempotent."""
+        ...
+
+    async def aclose(self) -> None:
+        """Unregister the tools and disconnect."""
+        ...
+
+    async def refresh(self) -> None:
+        """Re-list the server's tools now."""
+        ...
+
+    def __await__(self) -> Generator[Any, None, Mount]:
+        """``await mount`` starts it."""
+        ...
+
+    async def __aenter__(self) -> Mount:
+        """``async with mount`` starts it, and closes it on exit."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+        /,
+    ) -> None:
+        """Close it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,17 +170,10 @@ class ToolRegistry:
         description: str,
         parameters: Mapping[str, Any],
         run: Callable[[dict[str, Any]], Any],
-        summary: str | None = None,
-        usage_rule: str | None = None,
-        category: str | None = None,
-        actions: Sequence[str] = (),
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
         output_schema: Mapping[str, Any] | None = None,
         operation_annotations: Mapping[str, ToolAnnotations] | None = None,
         replace: bool = False,
+        **options: Unpack[ToolOptions],
     ) -> RawTool:
         """Register a tool from a hand-written JSON schema and ``run(args) -> str``.
 
@@ -148,16 +186,9 @@ class ToolRegistry:
             description=description,
             parameters=parameters,
             run=run,
-            summary=summary,
-            usage_rule=usage_rule,
-            category=category,
-            actions=actions,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
             output_schema=output_schema,
             operation_annotations=operation_annotations,
+            **options,
         )
         self.register(raw, replace=replace)
         return raw
@@ -292,7 +323,7 @@ class ToolRegistry:
         lines = [f"- {t.spec.name}: {t.spec.usage_rule}" for t in self if t.spec.usage_rule]
         return "## Tool Usage Rules\n" + "\n".join(lines) if lines else ""
 
-    def mount_mcp(self, *, prefix: str, **options: Any) -> MountedServer:
+    def mount_mcp(self, *, prefix: str, **options: Any) -> Mount:
         """Mount another MCP server's tools here as ``{prefix}_{name}``; see
         :func:`satchel.mcp.mount_mcp` for the options. Start it with ``await`` or
         ``async with``."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ProgressReporter", "ToolContext"]
+__all__ = ["HumanAsker", "ProgressReporter", "ToolContext"]
 
 
 class ProgressReporter(Protocol):
@@ -23,6 +23,22 @@ class ProgressReporter(Protocol):
     ) -> None:
         """Report that ``progress`` of ``total`` is done, with a short ``message`` for
         a person."""
+        ...
+
+
+@runtime_checkable
+class HumanAsker(Protocol):
+    """Asks the human behind a request a yes/no question where they are, during the
+    call (for example through the MCP client's elicitation)."""
+
+    async def confirm(self, message: str, *, key: str | None = None) -> bool | None:
+        """Ask ``message``. ``key`` names the question, so the same question asked
+        again is recognised.
+
+        Returns:
+            True when approved, False when refused, ``None`` when the human could not
+            be asked.
+        """
         ...
 
 
@@ -52,6 +68,9 @@ class ToolContext:
     progress: ProgressReporter | None = None
     """Where to report the progress of long work; ``None`` when the caller did not ask
     for it (see :meth:`report_progress`)."""
+    human: HumanAsker | None = None
+    """Asks the human behind this request a question during the call, where the
+    channel can (a consent prompt for a guarded memory write); ``None`` otherwise."""
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

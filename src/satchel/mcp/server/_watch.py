@@ -14,7 +14,7 @@ It compares them again:
   Nothing is polled while nobody is subscribed.
 
 A URI whose tag moved (or appeared, or vanished) is reported to the
-:class:`~satchel.mcp._feed.ChangeFeed`, which tells the subscribed clients; a changed
+:class:`~satchel.mcp.server._feed.ChangeFeed`, which tells the subscribed clients; a changed
 set of URIs is reported as a changed resource list.
 """
 
@@ -29,8 +29,8 @@ import anyio
 from mcp.server.connection import Connection
 
 from satchel._errors import SatchelError
-from satchel.mcp._feed import ChangeFeed
-from satchel.mcp._resources import ResourceVersions
+from satchel.mcp.server._feed import ChangeFeed
+from satchel.mcp.server._resources import ResourceVersions
 from satchel.tools import ToolContext
 
 __all__ = ["DEFAULT_WATCH_INTERVAL", "ResourceWatch", "watched_by"]

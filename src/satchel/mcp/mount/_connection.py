@@ -28,13 +28,13 @@ from mcp import Client
 
 from satchel import __version__
 from satchel._errors import RemoteToolError
-from satchel.mcp._mount_calls import describe, find_usage_error
-from satchel.mcp._mount_follow import ToolListFollower
+from satchel.mcp.mount._calls import describe, find_usage_error
+from satchel.mcp.mount._follow import ToolListFollower
 
 if TYPE_CHECKING:
-    from satchel.mcp._mount import MountedServer
-    from satchel.mcp._mount_tools import MountedTools
-    from satchel.mcp._mount_transport import MountTarget
+    from satchel.mcp.mount._mount import MountedServer
+    from satchel.mcp.mount._tools import MountedTools
+    from satchel.mcp.mount._transport import MountTarget
 
 __all__ = ["Connection", "Live"]
 

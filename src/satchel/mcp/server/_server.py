@@ -13,7 +13,7 @@ official SDK's low-level server.
 * The registry's changes reach clients as ``notifications/tools/list_changed``.
 * An optional :class:`~satchel.mcp.ResourceProvider` serves ``resources/*``; with
   :class:`~satchel.mcp.ResourceVersions`, a subscribed URI whose resource changed gets
-  ``notifications/resources/updated`` (:mod:`satchel.mcp._watch`).
+  ``notifications/resources/updated`` (:mod:`satchel.mcp.server._watch`).
 * An optional :class:`~satchel.mcp.PromptProvider` serves ``prompts/*``.
 
 Both MCP protocol eras are served: the ``initialize`` handshake (up to 2025-11-25) and
@@ -39,24 +39,22 @@ from starlette.applications import Starlette
 
 from satchel import __version__
 from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
-from satchel.mcp._channel import CLIENT_CHANNEL_KEY, ClientChannel
-from satchel.mcp._envelope import NamedInvalidParams, RequestIdGuard
-from satchel.mcp._feed import SUBSCRIBED_URIS, ChangeFeed
-from satchel.mcp._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
-from satchel.mcp._prompts import PromptInfo, PromptProvider
-from satchel.mcp._resources import ResourceProvider, ResourceTemplates, ResourceVersions
-from satchel.mcp._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
-from satchel.mcp._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
+from satchel.mcp._wire import ERROR_META_KEY
+from satchel.mcp.server._channel import CLIENT_CHANNEL_KEY, ClientChannel
+from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
+from satchel.mcp.server._feed import SUBSCRIBED_URIS, ChangeFeed
+from satchel.mcp.server._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
+from satchel.mcp.server._prompts import PromptInfo, PromptProvider
+from satchel.mcp.server._resources import ResourceProvider, ResourceTemplates, ResourceVersions
+from satchel.mcp.server._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
+from satchel.mcp.server._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
 
-__all__ = ["ERROR_META_KEY", "ContextFactory", "SatchelServer", "create_server"]
+__all__ = ["ContextFactory", "SatchelServer", "create_server"]
 
 logger = logging.getLogger("satchel.mcp")
 
-ERROR_META_KEY = "satchel/error"
-"""The ``_meta`` key of an ``isError`` result that holds the error's ``kind``,
-``message`` and ``details`` (a mounting satchel reads them back)."""
 
 ContextFactory = Callable[[ClientChannel], ToolContext]
 """Builds the :class:`~satchel.ToolContext` of one MCP request from its client channel."""
@@ -254,6 +252,11 @@ class SatchelServer:
     def context_for(self, channel: ClientChannel) -> ToolContext:
         """The :class:`~satchel.ToolContext` of a request (see ``ctx_factory``)."""
         progress = channel.progress_reporter()
+        # A question asked during the call needs a client that can elicit and a
+        # connection on which the answer comes back within the call (a 2026-07-28
+        # connection would need the whole call retried, which a write already under way
+        # cannot do; those clients answer through `satchel approvals`).
+        human = channel if channel.can_elicit and not channel.is_modern else None
         if self._ctx_factory is None:
             request_id = channel.request_id
             return ToolContext(
@@ -262,12 +265,15 @@ class SatchelServer:
                 call_id=None if request_id is None else str(request_id),
                 extras={CLIENT_CHANNEL_KEY: channel},
                 progress=progress,
+                human=human,
             )
         ctx = self._ctx_factory(channel)
         if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
             ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
         if ctx.progress is None and progress is not None:
             ctx = replace(ctx, progress=progress)
+        if ctx.human is None and human is not None:
+            ctx = replace(ctx, human=human)
         return ctx
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -462,7 +468,7 @@ class SatchelServer:
         """Serve one client on this process's stdin and stdout until stdin closes.
 
         While serving, anything else written to stdout goes to stderr (see
-        :mod:`satchel.mcp._stdio`).
+        :mod:`satchel.mcp.server._stdio`).
         """
         async with stdio_transport(max_message_bytes=max_message_bytes) as (read, write):
             await self._server.run(read, write, self._server.create_initialization_options())

@@ -32,7 +32,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from satchel.mcp._envelope import BAD_ID_MESSAGE, bad_request_id, parse_problem
+from satchel.mcp.server._envelope import BAD_ID_MESSAGE, bad_request_id, parse_problem
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_MESSAGE_BYTES", "frame_error", "stdio_transport"]
 

@@ -6,7 +6,7 @@ server timed out) is a ``timeout`` result; a JSON-RPC error, a closed connection
 broken transport is a ``failed`` result carrying a :class:`~satchel.RemoteToolError`
 message, and a lost connection is marked so that the next call reconnects. A
 successful answer becomes a :class:`~satchel.ToolResult` through
-:func:`~satchel.mcp._remote.remote_result`.
+:func:`~satchel.mcp.mount._remote.remote_result`.
 
 :func:`describe` is the one-line text of any failure, in logs and messages alike.
 """
@@ -21,11 +21,11 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from satchel._errors import RemoteToolError, SatchelError, SatchelUsageError
-from satchel.mcp._remote import remote_result
+from satchel.mcp.mount._remote import remote_result
 from satchel.tools import ErrorInfo, ToolResult, result_from_exception
 
 if TYPE_CHECKING:
-    from satchel.mcp._mount_connection import Connection, Live
+    from satchel.mcp.mount._connection import Connection, Live
 
 __all__ = ["call_remote", "describe", "find_usage_error"]
 

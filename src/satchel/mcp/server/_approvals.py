@@ -35,7 +35,6 @@ import dataclasses
 import hashlib
 import logging
 from collections.abc import Mapping
-from contextvars import ContextVar
 from typing import Any, Final
 
 import anyio
@@ -54,7 +53,7 @@ from satchel.consent import (
     memory_scope,
     needs_approval,
 )
-from satchel.mcp._channel import ClientChannel, client_channel
+from satchel.mcp.server._channel import client_channel
 from satchel.memory import ConsentRequest
 from satchel.registry import RegistryView, ToolRegistry, WrapperTool
 from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec
@@ -79,9 +78,6 @@ _ARGUMENT_SCHEMA: Final[dict[str, Any]] = {
 _MAX_SHOWN: Final = 200
 
 logger = logging.getLogger("satchel.mcp")
-
-_channel: ContextVar[ClientChannel | None] = ContextVar("satchel_mcp_channel", default=None)
-"""The client channel of the tool call being served, for :class:`MemoryConsent`."""
 
 
 def _shown(args: Mapping[str, Any]) -> str:
@@ -139,11 +135,7 @@ class _McpApprovalGate(WrapperTool):
             )
         if presented:
             ctx = dataclasses.replace(ctx, approval_id=presented)
-        token = _channel.set(client_channel(ctx))
-        try:
-            return await self._gated(args, ctx)
-        finally:
-            _channel.reset(token)
+        return await self._gated(args, ctx)
 
     async def _plain(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await gated_call(
@@ -248,10 +240,13 @@ class MemoryConsent:
     (``satchel approvals approve ID``, after an earlier refusal) is spent and the write
     runs (a one-time approval only for the same content; see
     :meth:`~satchel.consent.PermissionBroker.consume`);
-    during an MCP tool call on a handshake-era connection whose client can elicit, its
-    human is asked; otherwise a pending request is filed and the write waits up to
-    ``wait`` seconds for a decision, and is refused if none came (the request stays
-    pending for the broker's ``default_timeout``, so a later try can use it).
+    when the request carries a way to ask its human during the call
+    (:attr:`~satchel.memory.ConsentRequest.human`, set from the tool call's
+    :attr:`~satchel.ToolContext.human`: an MCP client that can elicit, served directly
+    or behind the meta-tools), that human is asked; otherwise a pending request is
+    filed and the write waits up to ``wait`` seconds for a decision, and is refused if
+    none came (the request stays pending for the broker's ``default_timeout``, so a
+    later try can use it).
 
     Args:
         broker: Where requests are filed and decided.
@@ -270,13 +265,10 @@ class MemoryConsent:
             if given.agent == request.agent and await self._spend(given.id, scope):
                 return True
         reason = memory_reason(request)
-        channel = _channel.get()
         answer: bool | None = None
-        if channel is not None and channel.can_elicit and not channel.is_modern:
-            # A 2026-07-28 connection would need the whole call to be retried, which a
-            # write already under way cannot do; those clients use the CLI path.
-            answer = await channel.confirm(f"Allow this? {reason}.", key=_question_key(scope))
-        asked = await broker.request(scope, reason, "mcp", agent=request.agent, wait=False)
+        if request.human is not None:  # the request's own channel can ask its human now
+            answer = await request.human.confirm(f"Allow this? {reason}.", key=_question_key(scope))
+        asked = await broker.request(scope, reason, request.origin, agent=request.agent, wait=False)
         if asked.status == "pending" and answer is not None:
             decision = Decision.approve_once() if answer else Decision.deny()
             try:

@@ -17,10 +17,10 @@ import mcp_types as types
 from mcp import Client
 
 from satchel._errors import SatchelUsageError
-from satchel.mcp._remote import RemoteTool, local_tool_name
+from satchel.mcp.mount._remote import RemoteTool, local_tool_name
 
 if TYPE_CHECKING:
-    from satchel.mcp._mount import MountedServer
+    from satchel.mcp.mount._mount import MountedServer
 
 __all__ = ["MountedTools"]
 

@@ -25,12 +25,12 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from satchel.mcp._mount_calls import describe
+from satchel.mcp.mount._calls import describe
 
 if TYPE_CHECKING:
-    from satchel.mcp._mount import MountedServer
-    from satchel.mcp._mount_connection import Live
-    from satchel.mcp._mount_tools import MountedTools
+    from satchel.mcp.mount._connection import Live
+    from satchel.mcp.mount._mount import MountedServer
+    from satchel.mcp.mount._tools import MountedTools
 
 __all__ = ["ToolListFollower"]
 

@@ -35,10 +35,10 @@ from typing import Any
 import anyio
 
 from satchel._errors import SatchelUsageError
-from satchel.mcp._mount_calls import call_remote
-from satchel.mcp._mount_connection import Connection
-from satchel.mcp._mount_tools import MountedTools
-from satchel.mcp._mount_transport import MountTarget
+from satchel.mcp.mount._calls import call_remote
+from satchel.mcp.mount._connection import Connection
+from satchel.mcp.mount._tools import MountedTools
+from satchel.mcp.mount._transport import MountTarget
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolResult
 

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 import mcp_types as types
 
 from satchel._errors import ErrorKind
-from satchel.mcp._server import ERROR_META_KEY
+from satchel.mcp._wire import ERROR_META_KEY
 from satchel.tools import ErrorInfo, RawTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from satchel.mcp._mount import MountedServer
+    from satchel.mcp.mount._mount import MountedServer
 
 __all__ = ["RemoteTool", "local_tool_name", "remote_result"]
 

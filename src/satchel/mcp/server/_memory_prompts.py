@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Final
 
 from satchel.builtin import render_context
-from satchel.mcp._prompts import PromptContent, PromptInfo, PromptMessage
+from satchel.mcp.server._prompts import PromptContent, PromptInfo, PromptMessage
 from satchel.memory import MemoryStore
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext

@@ -21,7 +21,7 @@ from urllib.parse import quote, unquote
 
 from satchel._errors import NotFoundError
 from satchel.builtin import render_context
-from satchel.mcp._resources import ResourceContent, ResourceInfo, ResourceTemplateInfo
+from satchel.mcp.server._resources import ResourceContent, ResourceInfo, ResourceTemplateInfo
 from satchel.memory import Block, BlockKind, MemoryStore
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext

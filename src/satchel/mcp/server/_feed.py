@@ -12,7 +12,7 @@ loop, which tells every client in the way its protocol era expects:
 
 Bursts coalesce: ten registrations in a row produce one notification. A changed
 resource list is also passed to ``on_resources_changed`` on the event loop (the server's
-:class:`~satchel.mcp._watch.ResourceWatch` then looks for the resources that changed).
+:class:`~satchel.mcp.server._watch.ResourceWatch` then looks for the resources that changed).
 """
 
 from __future__ import annotations
