@@ -100,6 +100,7 @@ async def test_a_weekly_event_lists_once_per_week_at_the_same_local_time(
         "2026-12-14T09:00:00+01:00",
     ]
     assert {e["event_id"] for e in events} == {made["event_id"]}
+    assert {e["recurrence"] for e in events} == {"FREQ=WEEKLY;BYDAY=MO"}
 
 
 async def test_every_other_friday_skips_a_week(tools: ToolRegistry) -> None:

@@ -168,7 +168,9 @@ def expand(
     for item in items:
         if _may_overlap(item, start, end):
             calendar.add_component(item)
-    query: Any = recurring_ical_events.of(calendar)  # pyright: ignore[reportUnknownMemberType]
+    query: Any = recurring_ical_events.of(  # pyright: ignore[reportUnknownMemberType]
+        calendar, keep_recurrence_attributes=True
+    )
     return cast(list[icalendar.Component], list(query.between(start, end)))
 
 
