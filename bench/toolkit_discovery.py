@@ -172,7 +172,7 @@ async def measure(tools: ToolRegistry, requests: list[tuple[str, str]], label: s
         base = base or (r1, r3, ms)
         print(
             f"   {label:<22} {r1:>9.3f} {r3:>9.3f} {r1 / base[0]:>10.2f}x {r3 / base[1]:>5.2f}x "
-            f"{ms:>6.1f}"
+            f"{ms:>6.2f}"
         )
 
 

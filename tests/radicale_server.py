@@ -29,8 +29,13 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_radicale() -> Iterator[str]:
+def running_radicale(storage: Path | None = None) -> Iterator[str]:
     """A running Radicale server; yields its URL, e.g. ``http://127.0.0.1:5232/``.
+
+    Args:
+        storage: The folder for its collections (default: a temporary one). A benchmark
+            may fill a calendar's folder, ``<storage>/collection-root/USER/CALENDAR/``,
+            with ``.ics`` files directly.
 
     Raises:
         RuntimeError: It did not start within a minute.
@@ -45,7 +50,7 @@ def running_radicale() -> Iterator[str]:
                 "--server-hosts",
                 f"127.0.0.1:{port}",
                 "--storage-filesystem-folder",
-                str(Path(folder) / "collections"),
+                str(storage if storage is not None else Path(folder) / "collections"),
                 "--auth-type",
                 "none",
                 "--logging-level",

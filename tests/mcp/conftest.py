@@ -34,8 +34,12 @@ def satchel_args(*args: str) -> list[str]:
 
 
 def satchel_stdio(*args: str) -> StdioServerParameters:
-    """SDK parameters that spawn ``satchel serve ARGS`` over stdio."""
-    return StdioServerParameters(command=sys.executable, args=["-m", "satchel", "serve", *args])
+    """SDK parameters that spawn ``satchel serve ARGS`` over stdio, in this process's
+    environment (the SDK would pass only a few variables: without ``XDG_DATA_HOME``
+    the server's default database would be the real user data directory's)."""
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "satchel", "serve", *args], env=dict(os.environ)
+    )
 
 
 def toy_command(*, legacy: bool = False) -> list[str]:

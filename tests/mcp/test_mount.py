@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -225,8 +226,12 @@ def test_mount_needs_exactly_one_of_command_and_url() -> None:
         mount_mcp(ToolRegistry(), prefix="bad prefix!", command="a")
 
 
-async def test_a_satchel_serve_mounts_another_satchel_serve_and_a_toy_server() -> None:
-    inner = shlex.join(satchel_args("--tools", EXAMPLES))
+async def test_a_satchel_serve_mounts_another_satchel_serve_and_a_toy_server(
+    tmp_path: Path,
+) -> None:
+    # A mounted server gets the MCP SDK's small default environment, so its database
+    # is named explicitly (else it would be the real user data directory's).
+    inner = shlex.join(satchel_args("--tools", EXAMPLES, "--db", str(tmp_path / "inner.db")))
     toy = shlex.join([sys.executable, TOY_SERVER])
     listed = anyio.Event()
 

@@ -100,6 +100,7 @@ async def test_a_weekly_event_lists_once_per_week_at_the_same_local_time(
         "2026-12-14T09:00:00+01:00",
     ]
     assert {e["event_id"] for e in events} == {made["event_id"]}
+    assert {e["recurrence"] for e in events} == {"FREQ=WEEKLY;BYDAY=MO"}
 
 
 async def test_every_other_friday_skips_a_week(tools: ToolRegistry) -> None:
@@ -254,3 +255,19 @@ async def test_a_bad_due_date_is_a_retry_and_creates_no_task(tools: ToolRegistry
     assert result.error.kind == "retry"
     assert "due" in result.error.message
     assert (await ok(tools, "list_tasks", {"show_completed": True}))["tasks"] == []
+
+
+async def test_a_weekly_event_keeps_its_wall_clock_time_across_daylight_saving(
+    tools: ToolRegistry,
+) -> None:
+    await ok(
+        tools,
+        "add_calendar_event",
+        {"title": "Yoga", "start_time": "2027-03-22T09:00", "recurrence": "every Monday"},
+    )
+    events = await listed(tools, "2027-03-22", "2027-04-06")
+    assert [e["start"] for e in events] == [
+        "2027-03-22T09:00:00+01:00",
+        "2027-03-29T09:00:00+02:00",
+        "2027-04-05T09:00:00+02:00",
+    ]

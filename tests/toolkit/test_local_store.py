@@ -126,3 +126,37 @@ def test_any_text_gives_an_event_or_a_structured_error_and_keeps_what_was_stored
         assert deleted.error is None
 
     anyio.run(run)
+
+
+@pytest.mark.anyio
+async def test_a_listing_follows_changes_made_by_another_process(tmp_path: Path) -> None:
+    first, other = registry(tmp_path), registry(tmp_path)  # two stores, as two processes
+    made = await first.call("add_calendar_event", {"title": "A", "start_time": "tomorrow 9am"})
+    assert made.error is None
+    week = {"time_min": "today", "time_max": "friday"}
+    assert [e.title for e in (await first.call("list_calendar_events", week)).output.events] == [
+        "A"
+    ]  # type: ignore[union-attr]
+    moved = await other.call(
+        "update_calendar_event",
+        {"event_id": made.output.event_id, "start_time": "2027-03-01T09:00"},  # type: ignore[union-attr]
+    )
+    assert moved.error is None
+    added = await other.call("add_calendar_event", {"title": "B", "start_time": "thursday"})
+    assert added.error is None
+    listed = (await first.call("list_calendar_events", week)).output
+    assert [e.title for e in listed.events] == ["B"]  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_a_damaged_index_is_rebuilt(tmp_path: Path) -> None:
+    tools = registry(tmp_path)
+    made = await tools.call("add_calendar_event", {"title": "A", "start_time": "tomorrow 9am"})
+    assert made.error is None
+    week = {"time_min": "today", "time_max": "friday"}
+    await tools.call("list_calendar_events", week)
+    index = tmp_path / "calendar" / "events" / ".satchel-index.json"
+    index.write_text('{"version": 1, "files": {"x": [1]}}')
+    fresh = registry(tmp_path)
+    listed = (await fresh.call("list_calendar_events", week)).output
+    assert [e.title for e in listed.events] == ["A"]  # type: ignore[union-attr]

@@ -17,6 +17,7 @@ from satchel.tools import (
     BaseTool,
     ToolAnnotations,
     ToolContext,
+    ToolMetadata,
     ToolResult,
     ToolSpec,
     build_plan,
@@ -81,9 +82,9 @@ class _MetaTool(BaseTool):
             description=self.description,
             input_type=self.input_model,
             output_type=Any,
-            usage_rule=self.usage_rule,
-            category="meta",
-            annotations=self.annotations,
+            meta=ToolMetadata(
+                usage_rule=self.usage_rule, category="meta", annotations=self.annotations
+            ),
         )
         self._validate = plan.validate
         self._spec = plan.spec.model_copy(update={"output_schema": None, "output_wrapped": False})

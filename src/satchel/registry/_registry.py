@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 
 import anyio
 
@@ -29,6 +29,7 @@ from satchel.tools import (
     RawTool,
     ToolAnnotations,
     ToolContext,
+    ToolOptions,
     ToolResult,
     ToolSpec,
     decode_arguments,
@@ -169,17 +170,10 @@ class ToolRegistry:
         description: str,
         parameters: Mapping[str, Any],
         run: Callable[[dict[str, Any]], Any],
-        summary: str | None = None,
-        usage_rule: str | None = None,
-        category: str | None = None,
-        actions: Sequence[str] = (),
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
         output_schema: Mapping[str, Any] | None = None,
         operation_annotations: Mapping[str, ToolAnnotations] | None = None,
         replace: bool = False,
+        **options: Unpack[ToolOptions],
     ) -> RawTool:
         """Register a tool from a hand-written JSON schema and ``run(args) -> str``.
 
@@ -192,16 +186,9 @@ class ToolRegistry:
             description=description,
             parameters=parameters,
             run=run,
-            summary=summary,
-            usage_rule=usage_rule,
-            category=category,
-            actions=actions,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
             output_schema=output_schema,
             operation_annotations=operation_annotations,
+            **options,
         )
         self.register(raw, replace=replace)
         return raw

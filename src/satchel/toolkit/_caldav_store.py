@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 import icalendar
 
 from satchel._errors import SatchelUsageError, ToolFailed
-from satchel.toolkit._ical_store import Kind, components, wrap
+from satchel.toolkit._ical_store import Kind, components, expand, wrap
 
 __all__ = ["CalDAVCalendarStore"]
 
@@ -190,16 +190,18 @@ class CalDAVCalendarStore:
         return found
 
     def between(self, start: datetime, end: datetime) -> list[icalendar.Component]:
-        """Event occurrences overlapping ``[start, end)``, expanded by the client."""
+        """Event occurrences overlapping ``[start, end)``: the server finds the events
+        (a CalDAV time-range query), the client expands repeats as the local store
+        does."""
         calendar = self._calendar("event")
         objects: list[Any] = self._guard(
             "search events",
-            lambda: calendar.search(start=start, end=end, event=True, expand=True),
+            lambda: calendar.search(start=start, end=end, event=True, expand=False),
         )
         found: list[icalendar.Component] = []
         for obj in objects:
             found += components(cast(icalendar.Calendar, obj.icalendar_instance), "event")
-        return found
+        return expand(found, start, end)
 
     def task_lists(self) -> list[str]:
         """The calendars that hold tasks."""

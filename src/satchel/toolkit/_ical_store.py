@@ -25,6 +25,7 @@ import icalendar
 import recurring_ical_events  # pyright: ignore[reportMissingTypeStubs]
 
 from satchel._errors import ToolFailed
+from satchel.toolkit._ical_index import FolderIndex, reaches, span_of
 
 __all__ = [
     "DEFAULT_TASK_LIST",
@@ -167,34 +168,14 @@ def expand(
     for item in items:
         if _may_overlap(item, start, end):
             calendar.add_component(item)
-    query: Any = recurring_ical_events.of(calendar)  # pyright: ignore[reportUnknownMemberType]
+    query: Any = recurring_ical_events.of(  # pyright: ignore[reportUnknownMemberType]
+        calendar, keep_recurrence_attributes=True
+    )
     return cast(list[icalendar.Component], list(query.between(start, end)))
 
 
-_SLACK = timedelta(days=1, hours=14)  # the widest zone offset, plus a day
-
-
-def _instant(value: date | datetime | timedelta | None, zone: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value if value.tzinfo is not None else value.replace(tzinfo=zone)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=zone)
-    return None
-
-
 def _may_overlap(item: icalendar.Component, start: datetime, end: datetime) -> bool:
-    first = _instant(moment(item, "DTSTART"), start.tzinfo)
-    if first is None:
-        return True
-    if first - _SLACK >= end:
-        return False  # begins after the window, and so does every repeat
-    if "RRULE" in item or "RDATE" in item:
-        return True
-    last = _instant(moment(item, "DTEND"), start.tzinfo)
-    if last is None:
-        duration = moment(item, "DURATION")
-        last = first + (duration if isinstance(duration, timedelta) else timedelta(days=1))
-    return last + _SLACK > start
+    return reaches(span_of(item, (0, 0)), start, end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +199,7 @@ class LocalCalendarStore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[Path, _Parsed] = {}
+        self._indexes: dict[Path, FolderIndex] = {}
         self._lock = threading.Lock()
 
     def _folder(self, kind: Kind, task_list: str | None = None) -> Path:
@@ -306,8 +288,39 @@ class LocalCalendarStore:
         return found
 
     def between(self, start: datetime, end: datetime) -> list[icalendar.Component]:
-        """Event occurrences overlapping ``[start, end)``."""
-        return expand(self.items("event"), start, end)
+        """Event occurrences overlapping ``[start, end)``; files the index shows cannot
+        reach the window are not parsed."""
+        folder = self._folder("event")
+        if not folder.is_dir():
+            return []
+        with self._lock:
+            index = self._indexes.setdefault(folder, FolderIndex(folder))
+        index.load()
+        candidates: list[icalendar.Component] = []
+        seen: set[str] = set()
+        changed = False
+        with os.scandir(folder) as entries:
+            found = [(e.name, e.path, e.stat()) for e in entries if e.name.endswith(".ics")]
+        for name, path_text, status in sorted(found):
+            path, stamp = Path(path_text), (status.st_mtime_ns, status.st_size)
+            seen.add(name)
+            span = index.spans.get(name)
+            if span is None or span.stamp != stamp:
+                component = self._load(path, "event")
+                if component is None:
+                    continue
+                index.spans[name], changed = span_of(component, stamp), True
+                span = index.spans[name]
+            if reaches(span, start, end):
+                component = self._load(path, "event")
+                if component is not None:
+                    candidates.append(component)
+        for name in set(index.spans) - seen:
+            del index.spans[name]
+            changed = True
+        if changed:
+            index.save()
+        return expand(candidates, start, end)
 
     def task_lists(self) -> list[str]:
         """The folder names under ``tasks/`` (``tasks`` when there is none)."""

@@ -4,6 +4,7 @@ from satchel.tools._arguments import ArgumentsError, decode_arguments, validate_
 from satchel.tools._base import BaseTool, result_from_exception
 from satchel.tools._context import HumanAsker, ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
+from satchel.tools._metadata import ToolMetadata, ToolOptions, build_spec
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
@@ -21,9 +22,12 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "ToolContext",
+    "ToolMetadata",
+    "ToolOptions",
     "ToolResult",
     "ToolSpec",
     "build_plan",
+    "build_spec",
     "check_name",
     "decode_arguments",
     "derive_summary",

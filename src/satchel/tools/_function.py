@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, get_type_hints, overload
+from collections.abc import Callable, Mapping
+from typing import Any, Unpack, get_type_hints, overload
 
 import docstring_parser
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -19,8 +19,9 @@ from pydantic.fields import FieldInfo
 from satchel._errors import SatchelUsageError
 from satchel.tools._base import BaseTool
 from satchel.tools._context import ToolContext
+from satchel.tools._metadata import ToolMetadata, ToolOptions
 from satchel.tools._result import ToolResult
-from satchel.tools._spec import ToolAnnotations, ToolSpec
+from satchel.tools._spec import ToolSpec
 from satchel.tools._typed import TypedPlan, build_plan, run_plan
 
 __all__ = ["FunctionTool", "tool"]
@@ -39,15 +40,8 @@ class FunctionTool(BaseTool):
         *,
         name: str | None = None,
         description: str | None = None,
-        summary: str | None = None,
-        usage_rule: str | None = None,
-        category: str | None = None,
-        actions: Sequence[str] = (),
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
         localns: Mapping[str, Any] | None = None,
+        **options: Unpack[ToolOptions],
     ) -> None:
         self.fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
@@ -69,16 +63,7 @@ class FunctionTool(BaseTool):
             description=text,
             input_type=model,
             output_type=out_type,
-            summary=summary,
-            usage_rule=usage_rule,
-            category=category,
-            actions=tuple(actions),
-            annotations=ToolAnnotations(
-                read_only=read_only,
-                destructive=destructive,
-                idempotent=idempotent,
-                open_world=open_world,
-            ),
+            meta=ToolMetadata.of(options),
         )
         self.__doc__ = fn.__doc__
         self.__name__ = tool_name
@@ -175,15 +160,8 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    summary: str | None = None,
-    usage_rule: str | None = None,
-    category: str | None = None,
-    actions: Sequence[str] = (),
-    read_only: bool | None = None,
-    destructive: bool | None = None,
-    idempotent: bool | None = None,
-    open_world: bool | None = None,
     localns: Mapping[str, Any] | None = None,
+    **options: Unpack[ToolOptions],
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -193,17 +171,19 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    summary: str | None = None,
-    usage_rule: str | None = None,
-    category: str | None = None,
-    actions: Sequence[str] = (),
-    read_only: bool | None = None,
-    destructive: bool | None = None,
-    idempotent: bool | None = None,
-    open_world: bool | None = None,
     localns: Mapping[str, Any] | None = None,
+    **options: Unpack[ToolOptions],
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a typed function into a tool, bare (``@tool``) or with metadata.
+
+    Args:
+        fn: The function (when used bare, ``@tool``).
+        name: The tool's name (default: the function's).
+        description: What it does, for a model (default: the docstring).
+        localns: Names for string annotations the function's module and closure do
+            not hold (``localns=locals()`` for a type defined in the enclosing function).
+        **options: ``summary``, ``usage_rule``, ``category``, ``actions`` and the
+            annotations (:class:`~satchel.tools.ToolOptions`).
 
     Example:
         >>> @tool(category="math", actions=["read"])
@@ -218,20 +198,7 @@ def tool(
     """
 
     def wrap(func: Callable[..., Any]) -> FunctionTool:
-        return FunctionTool(
-            func,
-            name=name,
-            description=description,
-            summary=summary,
-            usage_rule=usage_rule,
-            category=category,
-            actions=actions,
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
-            localns=localns,
-        )
+        return FunctionTool(func, name=name, description=description, localns=localns, **options)
 
     if fn is not None:
         return wrap(fn)

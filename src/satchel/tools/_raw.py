@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 import anyio.to_thread
 import jsonschema
@@ -23,13 +23,11 @@ from satchel import schema as _schema
 from satchel._errors import SatchelError, SatchelUsageError, SchemaError, ToolFailed
 from satchel.tools._base import BaseTool
 from satchel.tools._context import ToolContext
+from satchel.tools._metadata import ToolMetadata, ToolOptions, build_spec
 from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import (
-    OperationSpec,
     ToolAnnotations,
     ToolSpec,
-    derive_summary,
-    destructive_by_action,
 )
 from satchel.tools._typed import check_name
 
@@ -70,16 +68,9 @@ class RawTool(BaseTool):
         description: str,
         parameters: Mapping[str, Any],
         run: Callable[[dict[str, Any]], Any],
-        summary: str | None = None,
-        usage_rule: str | None = None,
-        category: str | None = None,
-        actions: Sequence[str] = (),
-        read_only: bool | None = None,
-        destructive: bool | None = None,
-        idempotent: bool | None = None,
-        open_world: bool | None = None,
         output_schema: Mapping[str, Any] | None = None,
         operation_annotations: Mapping[str, ToolAnnotations] | None = None,
+        **options: Unpack[ToolOptions],
     ) -> None:
         check_name(name)
         description = (description or "").strip()
@@ -108,35 +99,13 @@ class RawTool(BaseTool):
         self._validator = jsonschema.Draft202012Validator(validate_against)
         self._run = run
         self._is_async = inspect.iscoroutinefunction(run)
-        base = ToolAnnotations(
-            read_only=read_only,
-            destructive=destructive,
-            idempotent=idempotent,
-            open_world=open_world,
-        )
-        base, overrides = destructive_by_action(
-            actions, base, tuple(op_info), operation_annotations
-        )
-        ops = {
-            op: OperationSpec(
-                name=op,
-                fields=tuple(info.fields),
-                required=tuple(info.required),
-                annotations=base.merged(overrides[op]) if op in overrides else base,
-            )
-            for op, info in op_info.items()
-        }
-        self._spec = ToolSpec(
+        self._spec = build_spec(
             name=name,
             description=description,
-            summary=summary or derive_summary(description),
             input_schema=normalized,
             output_schema=_schema.normalize(output_schema) if output_schema else None,
-            usage_rule=usage_rule,
-            category=category,
-            actions=tuple(actions),
-            annotations=base,
-            operations=ops,
+            operations=op_info,
+            meta=ToolMetadata.of(options, operation_annotations=operation_annotations),
         )
 
     @property

@@ -18,14 +18,13 @@ from satchel.tools._arguments import ArgumentsError, validate_with_coercion
 from satchel.tools._base import BaseTool, result_from_exception
 from satchel.tools._context import ToolContext
 from satchel.tools._docs import plain_schema, plain_text
+from satchel.tools._metadata import ToolMetadata, ToolOptions, build_spec
 from satchel.tools._result import ToolResult
 from satchel.tools._spec import (
     NAME_PATTERN,
     OperationSpec,
     ToolAnnotations,
     ToolSpec,
-    derive_summary,
-    destructive_by_action,
 )
 
 __all__ = ["Tool", "TypedPlan", "build_plan"]
@@ -94,15 +93,18 @@ def build_plan(
     description: str,
     input_type: Any,
     output_type: Any,
-    summary: str | None = None,
-    usage_rule: str | None = None,
-    category: str | None = None,
-    actions: tuple[str, ...] | list[str] = (),
-    annotations: ToolAnnotations | None = None,
-    operation_annotations: Mapping[str, ToolAnnotations] | None = None,
+    meta: ToolMetadata | None = None,
     memory_gated: bool = False,
 ) -> TypedPlan:
     """Generate and check everything about a typed tool once.
+
+    Args:
+        name: The tool's name.
+        description: What it does, for a model (reST and HTML markup are dropped).
+        input_type: A model or type of the arguments.
+        output_type: The type of what it returns.
+        meta: Summary, usage rule, category, actions and annotations.
+        memory_gated: Its writes are gated by memory block permissions.
 
     Raises:
         SatchelUsageError: a bad name, an empty description, or a schema satchel
@@ -133,40 +135,21 @@ def build_plan(
         output_schema = plain_schema(output_schema)
     except SchemaError as exc:
         raise SchemaError(f"Tool {name!r}: {exc.message}", details=exc.details) from exc
-    op_specs: dict[str, OperationSpec] = {}
-    unknown = set(operation_annotations or {}) - set(op_info)
-    if unknown:
-        raise SatchelUsageError(
-            f"Tool {name!r}: annotations given for unknown operations {sorted(unknown)}; "
-            f"its operations are {sorted(op_info)}."
-        )
-    base, overrides = destructive_by_action(
-        actions, annotations or ToolAnnotations(), tuple(op_info), operation_annotations
-    )
-    for op_name, info in op_info.items():
-        ann = base.merged(overrides[op_name]) if op_name in overrides else base
-        op_specs[op_name] = OperationSpec(
-            name=op_name, fields=tuple(info.fields), required=tuple(info.required), annotations=ann
-        )
-    spec = ToolSpec(
+    spec = build_spec(
         name=name,
         description=description,
-        summary=summary or derive_summary(description),
         input_schema=input_schema,
         output_schema=output_schema,
         output_wrapped=wrapped,
-        usage_rule=usage_rule,
-        category=category,
-        actions=tuple(actions),
-        annotations=base,
-        operations=op_specs,
+        operations=op_info,
+        meta=meta or ToolMetadata(),
         memory_gated=memory_gated,
     )
     return TypedPlan(
         spec=spec,
         validate=validate,
         check_output=check,
-        operations=op_specs or None,
+        operations=dict(spec.operations) or None,
         exact_output=exact,
     )
 
@@ -340,17 +323,19 @@ class Tool(BaseTool, Generic[InT, OutT]):
             description=self.description or (cls.__doc__ or ""),
             input_type=in_type,
             output_type=out_type,
-            summary=self.summary,
-            usage_rule=self.usage_rule,
-            category=self.category,
-            actions=tuple(self.actions),
-            annotations=ToolAnnotations(
-                read_only=self.read_only,
-                destructive=self.destructive,
-                idempotent=self.idempotent,
-                open_world=self.open_world,
+            meta=ToolMetadata.of(
+                ToolOptions(
+                    summary=self.summary,
+                    usage_rule=self.usage_rule,
+                    category=self.category,
+                    actions=tuple(self.actions),
+                    read_only=self.read_only,
+                    destructive=self.destructive,
+                    idempotent=self.idempotent,
+                    open_world=self.open_world,
+                ),
+                operation_annotations=self.operation_annotations,
             ),
-            operation_annotations=self.operation_annotations,
             memory_gated=self.memory_gated,
         )
 

@@ -1,0 +1,155 @@
+"""What every way of defining a tool says about it besides its name, description and
+schema: one :class:`ToolOptions` for the keyword arguments people write, one
+:class:`ToolMetadata` model that the definition code passes along.
+
+``@tool``, :class:`~satchel.FunctionTool`, :class:`~satchel.RawTool` and
+:meth:`~satchel.ToolRegistry.register_raw` all take ``**options: Unpack[ToolOptions]``,
+so the keywords are declared once; :meth:`ToolMetadata.of` turns them into the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from satchel._errors import SatchelUsageError
+from satchel.schema import OperationInfo
+from satchel.tools._spec import (
+    OperationSpec,
+    ToolAnnotations,
+    ToolSpec,
+    derive_summary,
+    destructive_by_action,
+)
+
+__all__ = ["ToolMetadata", "ToolOptions", "build_spec"]
+
+
+class ToolOptions(TypedDict, total=False):
+    """The optional keywords every way of defining a tool accepts.
+
+    Attributes:
+        summary: A one-line summary for tool search (default: the description's first
+            sentence, trimmed).
+        usage_rule: A rule rendered into the agent's context
+            (:meth:`~satchel.ToolRegistry.usage_rules`).
+        category: A category for the meta-tools' indexes.
+        actions: What the tool does (``read``, ``create``, ``update``, ``delete``...);
+            ``delete`` makes it destructive unless ``destructive`` says otherwise.
+        read_only: It changes nothing.
+        destructive: It may delete or overwrite something (held for approval).
+        idempotent: Calling it twice changes nothing more.
+        open_world: It reaches outside entities (the web, another service).
+    """
+
+    summary: str | None
+    usage_rule: str | None
+    category: str | None
+    actions: Sequence[str]
+    read_only: bool | None
+    destructive: bool | None
+    idempotent: bool | None
+    open_world: bool | None
+
+
+class ToolMetadata(BaseModel):
+    """A tool's description data other than name, description and schemas, as one
+    value.
+
+    Example:
+        >>> ToolMetadata.of({"category": "math", "read_only": True}).annotations.read_only
+        True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    summary: str | None = None
+    """See :class:`ToolOptions`."""
+    usage_rule: str | None = None
+    """See :class:`ToolOptions`."""
+    category: str | None = None
+    """See :class:`ToolOptions`."""
+    actions: tuple[str, ...] = ()
+    """See :class:`ToolOptions`."""
+    annotations: ToolAnnotations = Field(default_factory=ToolAnnotations)
+    """The tool-level hints (``read_only``, ``destructive``, ...)."""
+    operation_annotations: Mapping[str, ToolAnnotations] = Field(
+        default_factory=dict[str, ToolAnnotations]
+    )
+    """Hints per operation of a multi-operation tool, over the tool-level ones."""
+
+    @classmethod
+    def of(
+        cls,
+        options: ToolOptions,
+        *,
+        operation_annotations: Mapping[str, ToolAnnotations] | None = None,
+    ) -> ToolMetadata:
+        """The metadata the keyword arguments ``options`` describe."""
+        return cls(
+            summary=options.get("summary"),
+            usage_rule=options.get("usage_rule"),
+            category=options.get("category"),
+            actions=tuple(options.get("actions", ())),
+            annotations=ToolAnnotations(
+                read_only=options.get("read_only"),
+                destructive=options.get("destructive"),
+                idempotent=options.get("idempotent"),
+                open_world=options.get("open_world"),
+            ),
+            operation_annotations=dict(operation_annotations or {}),
+        )
+
+
+def build_spec(
+    *,
+    name: str,
+    description: str,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+    operations: Mapping[str, OperationInfo],
+    meta: ToolMetadata,
+    output_wrapped: bool = False,
+    memory_gated: bool = False,
+) -> ToolSpec:
+    """The :class:`~satchel.ToolSpec` of a tool, from its checked schemas and metadata:
+    the one place that applies the annotation defaults (:func:`destructive_by_action`)
+    and builds each operation's spec.
+
+    Raises:
+        SatchelUsageError: annotations are given for an operation the tool lacks.
+    """
+    unknown = set(meta.operation_annotations) - set(operations)
+    if unknown:
+        raise SatchelUsageError(
+            f"Tool {name!r}: annotations given for unknown operations {sorted(unknown)}; "
+            f"its operations are {sorted(operations)}."
+        )
+    base, overrides = destructive_by_action(
+        meta.actions, meta.annotations, tuple(operations), meta.operation_annotations
+    )
+    specs = {
+        op: OperationSpec(
+            name=op,
+            fields=tuple(info.fields),
+            required=tuple(info.required),
+            annotations=base.merged(overrides[op]) if op in overrides else base,
+        )
+        for op, info in operations.items()
+    }
+    return ToolSpec(
+        name=name,
+        description=description,
+        summary=meta.summary or derive_summary(description),
+        input_schema=input_schema,
+        output_schema=output_schema,
+        output_wrapped=output_wrapped,
+        usage_rule=meta.usage_rule,
+        category=meta.category,
+        actions=meta.actions,
+        annotations=base,
+        operations=specs,
+        memory_gated=memory_gated,
+    )
