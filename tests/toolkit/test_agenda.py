@@ -280,3 +280,44 @@ async def test_agents_never_see_each_others_reminders(kit: Setup) -> None:
     assert result.output.reminders == []
     assert kit.clock.now.tzinfo is not None
     assert (await kit.agenda.next_due("ada")) == (START + timedelta(hours=1)).astimezone(UTC)
+
+
+async def test_two_processes_delivering_at_once_deliver_a_reminder_once(kit: Setup) -> None:
+    await kit.ok("schedule_reminder", {"operation": "schedule", "message": "Once", "when": "now"})
+    other = MemoryAgenda(kit.store, clock=kit.clock)  # another process on the same memory
+    kit.clock.now = START + timedelta(minutes=1)
+    results: list[list[Reminder]] = []
+
+    async def fire(agenda: MemoryAgenda) -> None:
+        results.append(await agenda.fire_due("ada"))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fire, kit.agenda)
+        tg.start_soon(fire, other)
+    assert sorted(len(r) for r in results) == [0, 1]
+    messages = await kit.store.list_messages("ada")
+    assert [m.content for m in messages] == ["Reminder (due 2026-10-21 10:00 CEST): Once"]
+
+
+async def test_a_failing_notifier_does_not_stop_delivery(kit: Setup) -> None:
+    seen: list[str] = []
+    second = anyio.Event()
+
+    async def notify(agent: str, reminder: Reminder) -> None:
+        seen.append(reminder.message)
+        if reminder.message == "First":
+            raise RuntimeError("the client went away")
+        second.set()
+
+    await kit.ok("schedule_reminder", {"operation": "schedule", "message": "First", "when": "now"})
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                lambda: deliver_reminders(kit.agenda, ["ada"], notify=notify, max_wait=3600)
+            )
+            await kit.ok(
+                "schedule_reminder", {"operation": "schedule", "message": "Second", "when": "now"}
+            )
+            await second.wait()
+            tg.cancel_scope.cancel()
+    assert sorted(seen) == ["First", "Second"]

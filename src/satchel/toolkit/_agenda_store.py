@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field, ValidationError
 
-from satchel._errors import NotFoundError, ToolRetry
+from satchel._errors import NotFoundError, ToolRetry, VersionConflictError
 from satchel.memory import Block, BlockKind, MemoryStore, Permission
 
 __all__ = [
@@ -256,7 +256,12 @@ class MemoryAgenda:
                 following = next_occurrence(reminder.repeat, reminder.due, now, zone)
                 if following is not None:
                     update["due"] = following
-            await self._save(agent, block, reminder.model_copy(update=update), BlockKind.WORKING)
+            try:
+                await self._save(
+                    agent, block, reminder.model_copy(update=update), BlockKind.WORKING
+                )
+            except (VersionConflictError, NotFoundError):
+                continue  # another process delivered, dismissed or cancelled it meanwhile
             local = reminder.local_due().strftime("%Y-%m-%d %H:%M %Z")
             await self.store.add_message(
                 agent,

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 import anyio
 
+from satchel._errors import SatchelError
 from satchel.registry import ToolRegistry
 from satchel.toolkit._agenda import ScheduleReminderTool
 from satchel.toolkit._agenda_store import MemoryAgenda, Reminder
@@ -57,14 +58,19 @@ async def deliver_reminders(
     while True:
         upcoming: list[datetime] = []
         for agent in agents:
-            for reminder in await agenda.fire_due(agent):
+            try:
+                fired = await agenda.fire_due(agent)
+                due = await agenda.next_due(agent)
+            except SatchelError as exc:  # a database hiccup must not stop the server
+                logger.warning("could not deliver reminders of %r: %s", agent, exc)
+                continue
+            for reminder in fired:
                 logger.info("reminder %s of %r fell due", reminder.id, agent)
                 if notify is not None:
                     try:
                         await notify(agent, reminder)
                     except Exception:  # a boundary: a notifier's failure must not stop delivery
                         logger.exception("could not notify about reminder %s", reminder.id)
-            due = await agenda.next_due(agent)
             if due is not None:
                 upcoming.append(due)
         delay = max_wait
