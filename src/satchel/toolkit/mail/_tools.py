@@ -127,7 +127,7 @@ class SearchEmails(_MailTool, Tool[SearchEmailsIn, EmailList]):
     from:/to:/cc:/subject: terms and a number of days back. Newest first."""
 
     name = "search_emails"
-    summary = "Search emails by sender, subject or words in the text."
+    summary = "Find emails from someone or about a topic: sender, subject, words."
     category = _CATEGORY
     actions = ("read", "search")
     read_only = True
@@ -156,7 +156,7 @@ class GetEmailDetails(_MailTool, Tool[GetEmailDetailsIn, EmailDetails]):
     mark it as read."""
 
     name = "get_email_details"
-    summary = "Get an email's full text, recipients and attachments by its id."
+    summary = "Open one email in full: its whole text, recipients and attachments."
     category = _CATEGORY
     actions = ("read",)
     read_only = True
@@ -181,7 +181,7 @@ class SummarizeWeeklyEmails(_MailTool, Tool[SummarizeWeeklyIn, WeeklyDigest]):
     subjects, and the threads still waiting for your reply."""
 
     name = "summarize_weekly_emails"
-    summary = "Summarize this week's email: senders, subjects, threads needing a reply."
+    summary = "Digest of recent inbox mail: who wrote, subjects, threads awaiting your reply."
     category = _CATEGORY
     actions = ("read", "summarize")
     read_only = True
