@@ -57,7 +57,7 @@ class _Updates:
 
 @asynccontextmanager
 async def served(
-    tmp_path: Path, smtp_port: int, updates: _Updates | None = None
+    tmp_path: Path, smtp_port: int, updates: _Updates | None = None, *extra: str
 ) -> AsyncGenerator[Client]:
     env = {
         **os.environ,
@@ -72,7 +72,7 @@ async def served(
     for name in ("SATCHEL_IMAP_HOST", "SATCHEL_TIMEZONE", "SATCHEL_TOOLKIT_CONFIG"):
         env.pop(name, None)
     args = ["-m", "satchel", "serve", "--db", str(tmp_path / "memory.db")]
-    args += ["--toolkit", "productivity", "--timezone", "Europe/Paris"]
+    args += ["--toolkit", "productivity", "--timezone", "Europe/Paris", *extra]
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
     handler = updates.handler if updates is not None else None
     async with Client(params, mode="legacy", message_handler=handler) as client:
@@ -163,3 +163,32 @@ async def test_a_reminder_fires_into_the_context_and_notifies_a_subscribed_clien
     assert [(r["reminder_id"], r["status"]) for r in listed["reminders"]] == [
         (reminder["reminder_id"], "due")
     ]
+
+
+async def test_behind_the_meta_tools_a_send_is_pending_until_approved(
+    tmp_path: Path, outbox: tuple[Outbox, int]
+) -> None:
+    box, port = outbox
+    send = {"to": "ada@example.org", "subject": "Lazy", "body": "Sent through invoke_tool."}
+    call = {"tool_name": "send_email", "parameters": send}
+    with anyio.fail_after(STARTUP + 60):
+        async with served(tmp_path, port, None, "--lazy") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            found = output(
+                await client.call_tool("discover_tools", {"query": "email Sam that I am late"})
+            )
+            held = error(await client.call_tool("invoke_tool", call))
+            before = list(box.messages)
+            approval_id = held["details"]["approval_id"]
+            await approve(tmp_path / "memory.db", approval_id)
+            done = output(
+                await client.call_tool("invoke_tool", {**call, "approval_id": approval_id})
+            )
+    assert "send_email" not in names
+    assert "send_email" in str(found)
+    assert held["kind"] == "needs_approval"
+    assert before == []
+    assert "Lazy" in str(done)
+    [(_, rcpts, raw)] = box.messages
+    assert rcpts == ["ada@example.org"]
+    assert b"Sent through invoke_tool." in raw
