@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from satchel._errors import ToolRetry
-from satchel.toolkit._dates import DateReader, read_duration
+from satchel.toolkit._dates import DateReader
+from satchel.toolkit._durations import read_duration
 from satchel.toolkit._recurrence import looks_recurring, read_recurrence
 
 PARIS = ZoneInfo("Europe/Paris")
