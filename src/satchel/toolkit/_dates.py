@@ -15,6 +15,8 @@ Rules (documented in docs/toolkit.md):
   one with a time, or a relative amount under a day (``in 2 hours``), is timed;
 * ``prefer="future"`` (scheduling) picks the next matching day or time,
   ``prefer="past"`` (searching) the last one; ``next``/``last`` always mean what they say;
+* a bare hour from 1 to 6 (``at 3``, ``4:30``) is in the afternoon; ``03:00`` and
+  ``3am`` are not; other bare hours are read on a 24-hour clock (``at 9``, ``at 20``);
 * ``morning`` 09:00, ``noon`` 12:00, ``afternoon`` 14:00, ``end of day`` 17:00,
   ``evening`` 18:00, ``tonight``/``night`` 20:00; ``this weekend`` is Saturday and
   Sunday (all-day, with an end).
@@ -86,9 +88,9 @@ _PARTS_OF_DAY = {
 _PART_RE = "|".join(re.escape(p) for p in sorted(_PARTS_OF_DAY, key=len, reverse=True))
 
 _CLOCK = re.compile(
-    r"(?:at\s+|@\s*)?(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?(?!\w)"
+    r"(?<![\w:.])(?P<at>at\s+|@\s*)?(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?"
+    r"\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?(?![\w:])"
 )
-_CLOCK_AT = re.compile(r"(?:at\s+|@\s*)(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?(?!\w)")
 _PART = re.compile(rf"(?:(?:in\s+the|this|at|by|the)\s+)?(?P<part>{_PART_RE})(?!\w)")
 
 
@@ -364,6 +366,8 @@ def _clock_of(match: re.Match[str]) -> time | None:
         if not 1 <= hour <= 12:
             return None
         hour = hour % 12 + (12 if ampm == "pm" else 0)
+    elif 1 <= hour <= 6 and not match.group("h").startswith("0"):
+        hour += 12  # "at 3" is said of the afternoon; "at 03:00" and "3am" are not
     if hour > 23 or minute > 59:
         return None
     return time(hour, minute)
@@ -387,20 +391,16 @@ def _take_time(text: str) -> tuple[time | None, str]:
 
 
 def _take_time_clock(text: str) -> tuple[time | None, str]:
-    for pattern in (_CLOCK_AT, _CLOCK):
-        for match in pattern.finditer(text):
-            whole = match.group(0)
-            if pattern is _CLOCK and not (match.group("m") or match.group("ampm")):
-                continue  # a bare number is a day of the month, not a time
-            before = text[: match.start()]
-            if pattern is _CLOCK and re.search(r"\d[-/]$|[-/]$", before):
-                continue
-            clock = _clock_of(match)
-            if clock is None:
-                return None, text
-            rest = (before + " " + text[match.end() :]).strip()
-            del whole
-            return clock, rest
+    for match in _CLOCK.finditer(text):
+        if not (match.group("at") or match.group("m") or match.group("ampm")):
+            continue  # a bare number is a day of the month, not a time
+        before = text[: match.start()]
+        if re.search(r"[-/]$", before):
+            continue  # part of a date such as 12/25
+        clock = _clock_of(match)
+        if clock is None:
+            return None, text
+        return clock, (before + " " + text[match.end() :]).strip()
     return None, text
 
 
