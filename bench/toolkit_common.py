@@ -1,5 +1,6 @@
 """Shared by the toolkit benchmarks: the whole productivity toolkit on a throw-away data
-dir (local calendar, local Maildir when the mail tools are in this build)."""
+dir (local calendar, local Maildir when the mail tools are in this build) and a
+throw-away memory database (for the agent's reminders and tracked tasks)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import tempfile
 from pathlib import Path
 
 from satchel import ToolRegistry
+from satchel.memory import SQLiteStore
 from satchel.toolkit import ToolkitConfig, productivity_toolkit
 
 
-def whole_toolkit() -> tuple[ToolRegistry, bool]:
+async def whole_toolkit() -> tuple[ToolRegistry, bool]:
     """The toolkit's registry, and whether it holds the mail tools."""
     root = Path(tempfile.mkdtemp(prefix="satchel-toolkit-bench-"))
-    tools = productivity_toolkit(ToolkitConfig(data_dir=root, timezone="Europe/Paris"))
+    store = await SQLiteStore.open(root / "memory.db", embedder=None)
+    config = ToolkitConfig(data_dir=root, timezone="Europe/Paris")
+    tools = productivity_toolkit(config, store=store)
     return tools, "send_email" in tools

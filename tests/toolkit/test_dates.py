@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from satchel._errors import ToolRetry
-from satchel.toolkit._dates import DateReader, read_duration
+from satchel.toolkit._dates import DateReader
+from satchel.toolkit._durations import read_duration
 from satchel.toolkit._recurrence import looks_recurring, read_recurrence
 
 PARIS = ZoneInfo("Europe/Paris")
@@ -73,6 +74,11 @@ FUTURE: list[tuple[str, datetime, str]] = [
     ("15:45", at(24, 15, 45), TIMED),
     ("at 8", at(25, 8), TIMED),
     ("at 11", at(24, 11), TIMED),
+    ("tomorrow at 3", at(25, 15), TIMED),
+    ("at 4:30", at(24, 16, 30), TIMED),
+    ("tomorrow at 03:00", at(25, 3), TIMED),
+    ("tomorrow at 3am", at(25, 3), TIMED),
+    ("at 20", at(24, 20), TIMED),
     ("8:00 am", at(25, 8), TIMED),
     ("10.30am", at(24, 10, 30), TIMED),
     ("7 p.m.", at(24, 19), TIMED),

@@ -160,3 +160,24 @@ async def test_a_damaged_index_is_rebuilt(tmp_path: Path) -> None:
     fresh = registry(tmp_path)
     listed = (await fresh.call("list_calendar_events", week)).output
     assert [e.title for e in listed.events] == ["A"]  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_listings_running_at_once_all_see_every_event(tmp_path: Path) -> None:
+    tools = registry(tmp_path)
+    for hour in range(9, 19):
+        made = await tools.call(
+            "add_calendar_event", {"title": f"E{hour}", "start_time": f"tomorrow at {hour}:00"}
+        )
+        assert made.error is None
+    seen: list[list[str]] = []
+
+    async def list_once() -> None:
+        result = await tools.call("list_calendar_events", {"time_min": "tomorrow"})
+        assert result.error is None
+        seen.append([e.title for e in result.output.events])  # type: ignore[union-attr]
+
+    async with anyio.create_task_group() as group:
+        for _ in range(8):
+            group.start_soon(list_once)
+    assert seen == [[f"E{h}" for h in range(9, 19)]] * 8

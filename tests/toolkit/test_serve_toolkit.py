@@ -4,6 +4,7 @@ by the MCP client SDK, in a zone other than the machine's (Pacific/Auckland)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -13,6 +14,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import anyio
+import anyio.to_thread
+import httpx
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -24,7 +27,9 @@ STARTUP = 90  # seconds for a server process to start on two busy cores
 
 
 @asynccontextmanager
-async def served(tmp_path: Path, *extra: str) -> AsyncGenerator[Client]:
+async def served(
+    tmp_path: Path, *extra: str, env_extra: dict[str, str] | None = None
+) -> AsyncGenerator[Client]:
     env = {
         **os.environ,
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -33,6 +38,7 @@ async def served(tmp_path: Path, *extra: str) -> AsyncGenerator[Client]:
     }
     for name in ("SATCHEL_CALENDAR_URL", "SATCHEL_TIMEZONE", "SATCHEL_TOOLKIT_CONFIG"):
         env.pop(name, None)
+    env.update(env_extra or {})
     args = ["-m", "satchel", "serve", "--db", str(tmp_path / "memory.db")]
     args += ["--toolkit", "productivity", "--timezone", ZONE, *extra]
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
@@ -56,6 +62,21 @@ async def approve(db: Path, approval_id: str) -> None:
     """``satchel approvals approve -- ID`` in another process (the human)."""
     command = [sys.executable, "-m", "satchel", "approvals", "approve", "--db", str(db)]
     await anyio.run_process([*command, "--", approval_id], check=True)
+
+
+def hrefs_under(base: str, path: str) -> list[str]:
+    """Every item under ``path`` on a WebDAV server, two levels deep."""
+    found: list[str] = []
+    for href in re.findall(r"<href>([^<]+)</href>", _propfind(base, path)):
+        found.append(href)
+        if href.rstrip("/") != path.rstrip("/") and href.endswith("/"):
+            found += re.findall(r"<href>([^<]+)</href>", _propfind(base, href))
+    return found
+
+
+def _propfind(base: str, path: str) -> str:
+    url = base.rstrip("/") + path
+    return httpx.request("PROPFIND", url, headers={"Depth": "1"}, timeout=30).text
 
 
 def local_day(offset: int) -> str:
@@ -159,6 +180,29 @@ async def test_lazy_serves_the_toolkit_behind_the_meta_tools(tmp_path: Path) -> 
     assert "add_calendar_event" in str(found)
     assert "FREQ=WEEKLY" in str(made)
     assert held["kind"] == "needs_approval"
+
+
+async def test_calendar_serves_a_caldav_server_with_credentials_from_the_environment(
+    tmp_path: Path, radicale_url: str
+) -> None:
+    secrets = {"SATCHEL_CALENDAR_USERNAME": "grace", "SATCHEL_CALENDAR_PASSWORD": "s3cret"}
+    with anyio.fail_after(STARTUP + 60):
+        async with served(tmp_path, "--calendar", radicale_url, env_extra=secrets) as client:
+            made = output(
+                await client.call_tool(
+                    "add_calendar_event", {"title": "Board", "start_time": "tomorrow at 10am"}
+                )
+            )
+            listed = output(
+                await client.call_tool(
+                    "list_calendar_events", {"time_min": "tomorrow", "time_max": "tomorrow"}
+                )
+            )
+    assert [e["event_id"] for e in listed["events"]] == [made["event_id"]]
+    assert listed["events"][0]["start"][11:19] == "10:00:00"
+    stored = await anyio.to_thread.run_sync(lambda: hrefs_under(radicale_url, "/grace/"))
+    assert any(made["event_id"] in href for href in stored)  # on the server, as grace
+    assert not (tmp_path / "toolkit" / "calendar").exists()  # and not in local files
 
 
 async def test_a_toolkit_flag_without_the_toolkit_is_a_usage_error(tmp_path: Path) -> None:

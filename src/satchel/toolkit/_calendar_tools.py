@@ -23,7 +23,8 @@ from satchel.toolkit._calendar_model import (
     zone_of,
 )
 from satchel.toolkit._config import ToolkitConfig
-from satchel.toolkit._dates import DateReader, When, read_duration
+from satchel.toolkit._dates import DateReader, When
+from satchel.toolkit._durations import read_duration
 from satchel.toolkit._ical_store import CalendarStore, append, drop, moment, put, texts
 from satchel.toolkit._recurrence import looks_recurring, read_recurrence
 from satchel.tools import BaseTool, tool

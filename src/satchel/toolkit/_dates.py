@@ -15,6 +15,8 @@ Rules (documented in docs/toolkit.md):
   one with a time, or a relative amount under a day (``in 2 hours``), is timed;
 * ``prefer="future"`` (scheduling) picks the next matching day or time,
   ``prefer="past"`` (searching) the last one; ``next``/``last`` always mean what they say;
+* a bare hour from 1 to 6 (``at 3``, ``4:30``) is in the afternoon; ``03:00`` and
+  ``3am`` are not; other bare hours are read on a 24-hour clock (``at 9``, ``at 20``);
 * ``morning`` 09:00, ``noon`` 12:00, ``afternoon`` 14:00, ``end of day`` 17:00,
   ``evening`` 18:00, ``tonight``/``night`` 20:00; ``this weekend`` is Saturday and
   Sunday (all-day, with an end).
@@ -30,8 +32,9 @@ from typing import Literal, Protocol, cast
 from zoneinfo import ZoneInfo
 
 from satchel._errors import ToolRetry
+from satchel.toolkit._durations import amounts, months_in, normalise
 
-__all__ = ["DURATION_EXAMPLES", "DateReader", "Prefer", "When", "read_duration"]
+__all__ = ["DATE_EXAMPLES", "DateReader", "Prefer", "When"]
 
 Prefer = Literal["future", "past"]
 """Which way an ambiguous day or time leans: the next one (scheduling) or the last one
@@ -85,77 +88,10 @@ _PARTS_OF_DAY = {
 _PART_RE = "|".join(re.escape(p) for p in sorted(_PARTS_OF_DAY, key=len, reverse=True))
 
 _CLOCK = re.compile(
-    r"(?:at\s+|@\s*)?(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?(?!\w)"
+    r"(?<![\w:.])(?P<at>at\s+|@\s*)?(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?"
+    r"\s*(?P<ampm>a\.?m\.?|p\.?m\.?)?(?![\w:])"
 )
-_CLOCK_AT = re.compile(r"(?:at\s+|@\s*)(?P<h>\d{1,2})(?:[:.h](?P<m>\d{2}))?(?!\w)")
 _PART = re.compile(rf"(?:(?:in\s+the|this|at|by|the)\s+)?(?P<part>{_PART_RE})(?!\w)")
-
-_UNITS: dict[str, str] = {
-    "s": "seconds",
-    "sec": "seconds",
-    "secs": "seconds",
-    "second": "seconds",
-    "seconds": "seconds",
-    "m": "minutes",
-    "min": "minutes",
-    "mins": "minutes",
-    "minute": "minutes",
-    "minutes": "minutes",
-    "h": "hours",
-    "hr": "hours",
-    "hrs": "hours",
-    "hour": "hours",
-    "hours": "hours",
-    "d": "days",
-    "day": "days",
-    "days": "days",
-    "w": "weeks",
-    "wk": "weeks",
-    "wks": "weeks",
-    "week": "weeks",
-    "weeks": "weeks",
-    "month": "months",
-    "months": "months",
-    "year": "years",
-    "years": "years",
-}
-_WORD_NUMBERS = {
-    "a": 1.0,
-    "an": 1.0,
-    "one": 1.0,
-    "two": 2.0,
-    "three": 3.0,
-    "four": 4.0,
-    "five": 5.0,
-    "six": 6.0,
-    "seven": 7.0,
-    "eight": 8.0,
-    "nine": 9.0,
-    "ten": 10.0,
-    "eleven": 11.0,
-    "twelve": 12.0,
-    "fifteen": 15.0,
-    "twenty": 20.0,
-    "thirty": 30.0,
-    "forty-five": 45.0,
-    "forty five": 45.0,
-    "a couple of": 2.0,
-    "a couple": 2.0,
-    "a few": 3.0,
-    "half an": 0.5,
-    "half a": 0.5,
-    "a half": 0.5,
-    "quarter of an": 0.25,
-    "a quarter of an": 0.25,
-    "a quarter": 0.25,
-}
-_WORDS_RE = "|".join(re.escape(w) for w in sorted(_WORD_NUMBERS, key=len, reverse=True))
-_UNIT_RE = "|".join(sorted(_UNITS, key=len, reverse=True))
-AMOUNT = re.compile(
-    rf"(?:(?<![\d.])(?P<n>\d+(?:\.\d+)?)\s*|(?<![a-z])(?P<w>{_WORDS_RE})\s+)"
-    rf"(?P<unit>{_UNIT_RE})(?![a-z])"
-)
-"""One amount of a duration: ``90 minutes``, ``2 hrs``, ``1h``, ``half an hour``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -180,70 +116,9 @@ class When:
         return self.start.date()
 
 
-DURATION_EXAMPLES = "'90 minutes', '1h30m', '2 hrs', 'half an hour', 'an hour and a half', 'PT45M'"
-
-
-def read_duration(text: str, *, field: str = "duration") -> timedelta:
-    """A length of time as people write it: ``90 minutes``, ``1h30m``, ``2 hrs``,
-    ``half an hour``, ``an hour and a half``, ``1:30``, ISO 8601 ``PT1H30M``; a bare
-    number is minutes.
-
-    Raises:
-        ToolRetry: Not a length of time, or not positive; the message shows forms that
-            work.
-    """
-    cleaned = _normalise(text)
-    span: timedelta | None = None
-    if re.fullmatch(r"\d+(?:\.\d+)?", cleaned):
-        span = timedelta(minutes=float(cleaned))
-    elif (clock := re.fullmatch(r"(\d{1,2})\s*(?::|h)\s*(\d{2})", cleaned)) is not None:
-        span = timedelta(hours=int(clock.group(1)), minutes=int(clock.group(2)))
-    elif (
-        iso := re.fullmatch(r"p(?:(\d+)d)?(?:t(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?)?", cleaned)
-    ) is not None:
-        d, h, m, sec = (int(g or 0) for g in iso.groups())
-        span = timedelta(days=d, hours=h, minutes=m, seconds=sec)
-    elif len(cleaned) <= _MAX_TEXT:
-        span = amounts(re.sub(r"^(?:for|lasting)\s+", "", cleaned))
-    if span is None or span <= timedelta():
-        raise ToolRetry(
-            f"{field} {text[:_MAX_TEXT]!r} is not a length of time I can read. Use a form "
-            f"such as {DURATION_EXAMPLES}.",
-            details={"field": field, "value": text[:_MAX_TEXT], "examples": DURATION_EXAMPLES},
-        )
-    return span
-
-
 class _DateData(Protocol):
     date_obj: datetime | None
     period: str | None
-
-
-def _amount(match: re.Match[str]) -> tuple[float, str]:
-    word = match.group("w")
-    number = _WORD_NUMBERS[word] if word else float(match.group("n"))
-    return number, _UNITS[match.group("unit")]
-
-
-def amounts(text: str) -> timedelta | None:
-    """The sum of the amounts in ``text`` when that is all it holds (``1h30m``, ``an
-    hour and a half``, ``2 days``), else ``None``. Months count as 30 days, years 365."""
-    half = re.search(r"\s+and\s+a\s+half$", text)
-    body = text[: half.start()] if half else text
-    matches = list(AMOUNT.finditer(body))
-    if not matches or AMOUNT.sub(" ", body).replace(",", " ").replace("and", " ").strip():
-        return None
-    total = timedelta()
-    for match in matches:
-        number, unit = _amount(match)
-        if half and match is matches[-1]:
-            number += 0.5
-        if unit == "months":
-            unit, number = "days", number * 30
-        elif unit == "years":
-            unit, number = "days", number * 365
-        total += timedelta(**{unit: number})
-    return total
 
 
 class DateReader:
@@ -300,7 +175,7 @@ class DateReader:
             ToolRetry: The words are not a date or time; the message shows forms that
                 work.
         """
-        cleaned = _normalise(text)
+        cleaned = normalise(text)
         result = None
         if 0 < len(cleaned) <= _MAX_TEXT:
             try:
@@ -382,7 +257,7 @@ class DateReader:
         sign = -1 if match.group("c") else 1
         months = re.search(r"\b(months?|years?)\b", rest)
         if months is not None:
-            target = _add_months(now.date(), sign * _months_in(rest))
+            target = _add_months(now.date(), sign * months_in(rest))
             if clock is None:
                 return When(start=self._at(target, time()), all_day=True)
             return When(start=self._at(target, clock), all_day=False)
@@ -483,12 +358,6 @@ class DateReader:
 # -- helpers -----------------------------------------------------------------------
 
 
-def _normalise(text: str) -> str:
-    lowered = " ".join(text.strip().lower().split())
-    lowered = re.sub(r"[.,!?]+$", "", lowered)
-    return re.sub(r"(\d{1,2})\s*o'?clock\b", r"\1:00", lowered).strip()
-
-
 def _clock_of(match: re.Match[str]) -> time | None:
     hour = int(match.group("h"))
     minute = int(match.group("m") or 0)
@@ -497,6 +366,8 @@ def _clock_of(match: re.Match[str]) -> time | None:
         if not 1 <= hour <= 12:
             return None
         hour = hour % 12 + (12 if ampm == "pm" else 0)
+    elif 1 <= hour <= 6 and not match.group("h").startswith("0"):
+        hour += 12  # "at 3" is said of the afternoon; "at 03:00" and "3am" are not
     if hour > 23 or minute > 59:
         return None
     return time(hour, minute)
@@ -520,20 +391,16 @@ def _take_time(text: str) -> tuple[time | None, str]:
 
 
 def _take_time_clock(text: str) -> tuple[time | None, str]:
-    for pattern in (_CLOCK_AT, _CLOCK):
-        for match in pattern.finditer(text):
-            whole = match.group(0)
-            if pattern is _CLOCK and not (match.group("m") or match.group("ampm")):
-                continue  # a bare number is a day of the month, not a time
-            before = text[: match.start()]
-            if pattern is _CLOCK and re.search(r"\d[-/]$|[-/]$", before):
-                continue
-            clock = _clock_of(match)
-            if clock is None:
-                return None, text
-            rest = (before + " " + text[match.end() :]).strip()
-            del whole
-            return clock, rest
+    for match in _CLOCK.finditer(text):
+        if not (match.group("at") or match.group("m") or match.group("ampm")):
+            continue  # a bare number is a day of the month, not a time
+        before = text[: match.start()]
+        if re.search(r"[-/]$", before):
+            continue  # part of a date such as 12/25
+        clock = _clock_of(match)
+        if clock is None:
+            return None, text
+        return clock, (before + " " + text[match.end() :]).strip()
     return None, text
 
 
@@ -568,14 +435,6 @@ def _day_of_month(today: date, day: int, prefer: Prefer) -> date | None:
                 return candidate
         month = _add_months(month, step)
     return None
-
-
-def _months_in(text: str) -> int:
-    match = AMOUNT.search(text)
-    if match is None:
-        return 0
-    number, unit = _amount(match)
-    return int(number * (12 if unit == "years" else 1))
 
 
 def _add_months(day: date, months: int) -> date:

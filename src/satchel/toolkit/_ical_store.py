@@ -200,6 +200,7 @@ class LocalCalendarStore:
         self.root = root
         self._cache: dict[Path, _Parsed] = {}
         self._indexes: dict[Path, FolderIndex] = {}
+        self._index_lock = threading.Lock()
         self._lock = threading.Lock()
 
     def _folder(self, kind: Kind, task_list: str | None = None) -> Path:
@@ -293,8 +294,13 @@ class LocalCalendarStore:
         folder = self._folder("event")
         if not folder.is_dir():
             return []
-        with self._lock:
-            index = self._indexes.setdefault(folder, FolderIndex(folder))
+        with self._index_lock:  # one listing at a time updates the index
+            return expand(self._candidates(folder, start, end), start, end)
+
+    def _candidates(
+        self, folder: Path, start: datetime, end: datetime
+    ) -> list[icalendar.Component]:
+        index = self._indexes.setdefault(folder, FolderIndex(folder))
         index.load()
         candidates: list[icalendar.Component] = []
         seen: set[str] = set()
@@ -320,7 +326,7 @@ class LocalCalendarStore:
             changed = True
         if changed:
             index.save()
-        return expand(candidates, start, end)
+        return candidates
 
     def task_lists(self) -> list[str]:
         """The folder names under ``tasks/`` (``tasks`` when there is none)."""
