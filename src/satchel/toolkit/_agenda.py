@@ -127,12 +127,12 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
 
     name = "schedule_reminder"
     description = (
-        "Reminders for yourself: schedule one for a time in the user's words ('in 2 "
-        "hours', 'tomorrow at 9am', 'every Monday at 9'), list them, cancel one, or "
-        "dismiss one that is due. A due reminder appears in your working memory and as a "
-        "system message in the conversation."
+        "Your own reminders, to nudge yourself (the assistant) later; not the user's "
+        "calendar events or to-do list. Schedule one ('in 2 hours', 'every Monday at "
+        "9'), list them, cancel one, or dismiss one that is due. A due reminder appears "
+        "in your working memory and as a system message in the conversation."
     )
-    summary = "Schedule, list, cancel or dismiss reminders for yourself."
+    summary = "Remind yourself (the assistant) later: schedule, list, cancel, dismiss."
     usage_rule = "When a reminder is in your working memory, act on it, then dismiss it."
     category = "reminders"
     actions = ("schedule", "read", "write")
@@ -294,11 +294,12 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
 
     name = "track_task"
     description = (
-        "Track your own multi-step work: create a task (with steps), break it down into "
-        "more steps, update its status (todo, in_progress, blocked, done) or mark a step "
-        "done, list tasks, and complete one. Kept in your memory across conversations."
+        "Track your own multi-step work as the assistant (not the user's to-do list): "
+        "create a task (with steps), break it down into more steps, update its status "
+        "(todo, in_progress, blocked, done) or mark a step done, list tasks, and "
+        "complete one. Kept in your memory across conversations."
     )
-    summary = "Track your own tasks: create, break into steps, update, list, complete."
+    summary = "Track your own work as the assistant: steps, status, progress."
     category = "planning"
     actions = ("create", "read", "write")
     memory_gated = True
