@@ -9,6 +9,7 @@ the next call. Reading uses ``BODY.PEEK`` and never marks a message as seen.
 from __future__ import annotations
 
 import email
+import logging
 import re
 import ssl
 from collections.abc import Generator
@@ -34,6 +35,8 @@ from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
 from satchel.toolkit.mail._smtp import MailServer, submit
 
 __all__ = ["ImapSmtpBackend"]
+
+logger = logging.getLogger("satchel.toolkit.mail")
 
 _INBOX = "INBOX"
 _SEEN = b"\\Seen"
@@ -216,7 +219,8 @@ class ImapSmtpBackend:
         try:
             with self._client() as client:
                 reply = client.append(folder, message.as_bytes(), flags=[_SEEN])
-        except ToolFailed:
+        except ToolFailed as exc:
+            logger.warning("sent, but could not file a copy in %r: %s", folder, exc.message)
             return None
         match = _APPENDUID.search(reply if isinstance(reply, bytes) else b"")
         return f"{folder}:{int(match.group(1))}" if match else None
