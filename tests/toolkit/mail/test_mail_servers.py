@@ -138,3 +138,16 @@ def test_imap_and_smtp_settings_choose_the_servers_with_their_credentials(tmp_pa
     assert backend.smtp is not None
     assert (backend.smtp.port, backend.smtp.security) == (465, "ssl")
     assert backend.address == "ada@example.org"
+
+
+async def test_a_sent_copy_that_cannot_be_filed_leaves_the_send_done(
+    imap_server: ImapServer, smtp_server: SmtpServer
+) -> None:
+    smtp = MailServer(host="127.0.0.1", port=smtp_server.port, security="none", timeout=5)
+    backend = ImapSmtpBackend(
+        imap=_imap(imap_server.port), smtp=smtp, address=ME, sent_folder="NoSuchFolder"
+    )
+    result = await _tools(backend).call("send_email", _SEND)
+    assert result.ok, result.error
+    assert result.output.saved_as is None
+    assert len(smtp_server.outbox.messages) == 1
