@@ -25,6 +25,8 @@ PACKAGES = [
     "satchel.registry",
     "satchel.rules",
     "satchel.schema",
+    "satchel.toolkit",
+    "satchel.toolkit.mail",
     "satchel.tools",
 ]
 

@@ -36,6 +36,7 @@ import os
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -60,6 +61,13 @@ from satchel.cli._serve_args import (
     parse_mount,
     parse_mount_header,
 )
+from satchel.cli._serve_toolkit import (
+    CalendarOption,
+    ToolkitConfigOption,
+    ToolkitOption,
+    ZoneOption,
+    toolkit_config,
+)
 from satchel.cli._store import resolve_db_location
 from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import AgentTemplate, MemoryStore, open_store
@@ -68,6 +76,8 @@ from satchel.registry import ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
     from satchel.embed import Embedder
+    from satchel.mcp import SatchelServer
+    from satchel.toolkit import ToolkitConfig
 
 __all__ = [
     "MountSpec",
@@ -99,6 +109,8 @@ class ServeOptions:
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
     template: AgentTemplate | None = None
+    toolkit: ToolkitConfig | None = None
+    """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
     """The starting blocks of a new agent; ``None`` for persona and human."""
 
 
@@ -128,7 +140,12 @@ def memory_tools(
     return with_write_hook(tools, on_write)
 
 
-def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) -> ToolRegistry:
+def build_catalog(
+    options: ServeOptions,
+    *,
+    memory: ToolRegistry | None = None,
+    toolkit: ToolRegistry | None = None,
+) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
     meta-tools: the memory built-ins (``memory``, see :func:`memory_tools`), then each
     ``--tools`` registry.
@@ -144,6 +161,8 @@ def build_catalog(options: ServeOptions, *, memory: ToolRegistry | None = None) 
     sources: list[tuple[str, ToolRegistry]] = []
     if memory is not None:
         sources.append(("the memory tools", memory))
+    if toolkit is not None:
+        sources.append(("the productivity toolkit", toolkit))
     sources += [(target, load_registry(target)) for target in options.tools]
     origin: dict[str, str] = {}
     for label, registry in sources:
@@ -225,7 +244,6 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         MemoryConsent,
         MemoryPrompts,
         MemoryResources,
-        SatchelServer,
         create_server,
         mount_mcp,
     )
@@ -247,7 +265,14 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
         logger.info("memory of agent %r in %s", options.agent, shown)
         await store.ensure_agent(options.agent, options.template)
-        catalog = build_catalog(options, memory=memory_tools(store, on_write=announce))
+        toolkit = None
+        if options.toolkit is not None:
+            from satchel.toolkit import productivity_toolkit
+
+            toolkit = productivity_toolkit(options.toolkit, store=store)
+        catalog = build_catalog(
+            options, memory=memory_tools(store, on_write=announce), toolkit=toolkit
+        )
         for spec in options.mounts:
             await stack.enter_async_context(
                 mount_mcp(
@@ -273,6 +298,8 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             resources=MemoryResources(store, served),
             prompts=MemoryPrompts(store, served),
         )
+        if toolkit is not None:
+            await _deliver_reminders(stack, toolkit, options.agent, server)
         if http is None:
             if os.isatty(0):  # a person started it by hand, not a client on a pipe
                 typer.echo(_waiting_on_stdin(options.agent), err=True)
@@ -296,6 +323,29 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             raise typer.BadParameter(
                 listen_problem(exc, host, port), param_hint="'--http'"
             ) from None
+
+
+async def _deliver_reminders(
+    stack: AsyncExitStack, toolkit: ToolRegistry, agent: str, server: SatchelServer
+) -> None:
+    """While serving, deliver the toolkit's reminders at their time: into the agent's
+    working memory and conversation, and to subscribed clients as
+    ``notifications/resources/updated`` of the agent's context (and a changed resource
+    list, since a block was loaded)."""
+    from satchel.mcp import MemoryResources
+    from satchel.toolkit._reminders import deliver_reminders, reminder_agenda
+
+    agenda = reminder_agenda(toolkit)
+    if agenda is None:
+        return
+
+    async def notify(whose: str, _reminder: object) -> None:
+        server.notify_resources_changed(MemoryResources.context_uri(whose))
+        server.notify_resources_changed()
+
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(group.cancel_scope.cancel)
+    group.start_soon(partial(deliver_reminders, agenda, [agent], notify=notify))
 
 
 def _waiting_on_stdin(agent: str) -> str:
@@ -381,6 +431,10 @@ def serve(
         ),
     ] = None,
     template: TemplateOption = None,
+    toolkit: ToolkitOption = None,
+    calendar: CalendarOption = None,
+    timezone: ZoneOption = None,
+    toolkit_file: ToolkitConfigOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -439,6 +493,7 @@ def serve(
         consent_wait=consent_wait,
         approve=approve,
         template=resolve_template(template),
+        toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

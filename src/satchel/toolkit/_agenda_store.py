@@ -1,0 +1,348 @@
+"""The agent's own reminders and tracked tasks, kept in its memory store.
+
+Each reminder and each tracked task is one archival block of the agent (label
+``reminder_<id>`` or ``task_<id>``, tagged ``reminder`` or ``tracked_task``) whose value is
+the record as JSON. Only the public :class:`~satchel.memory.MemoryStore` API is used:
+no table of its own, so every backend (SQLite, PostgreSQL, yours) holds them, exports
+and imports them, and ``search`` finds them.
+
+A reminder that falls due is *delivered*: its block moves into working memory, where the
+rendered context shows it to the agent until it is dismissed (the Letta way: what the
+agent must see is in its context), and a system message is added to the conversation.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime, time, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, Field, ValidationError
+
+from satchel._errors import NotFoundError, ToolRetry, VersionConflictError
+from satchel.memory import Block, BlockKind, MemoryStore, Permission
+
+__all__ = [
+    "REMINDER_TAG",
+    "TASK_TAG",
+    "MemoryAgenda",
+    "Reminder",
+    "Step",
+    "TaskStatus",
+    "TrackedTask",
+    "next_occurrence",
+]
+
+logger = logging.getLogger("satchel.toolkit.agenda")
+
+REMINDER_TAG = "reminder"
+"""The tag on every reminder block."""
+TASK_TAG = "tracked_task"
+"""The tag on every tracked-task block."""
+
+TaskStatus = Literal["todo", "in_progress", "blocked", "done"]
+"""Where a tracked task stands."""
+
+_DUE_DESCRIPTION = (
+    "A reminder you scheduled; it is due now. Act on it, then dismiss it with "
+    "schedule_reminder (operation dismiss)."
+)
+_WAITING_DESCRIPTION = "A reminder you scheduled (schedule_reminder); not due yet."
+_TASK_DESCRIPTION = "A task you are tracking with track_task."
+
+
+class Reminder(BaseModel):
+    """A reminder the agent scheduled for itself."""
+
+    id: str
+    message: str
+    due: datetime = Field(description="The next time it falls due (UTC).")
+    timezone: str = Field(description="The user's zone when it was scheduled.")
+    repeat: str | None = Field(default=None, description="An RRULE, for a repeating one.")
+    status: Literal["scheduled", "due"] = "scheduled"
+    fired_at: datetime | None = Field(default=None, description="When it last fell due.")
+    times_fired: int = 0
+    created_at: datetime
+
+    def local_due(self) -> datetime:
+        """:attr:`due` in the user's zone."""
+        return self.due.astimezone(ZoneInfo(self.timezone))
+
+
+class Step(BaseModel):
+    """One step of a tracked task."""
+
+    text: str
+    done: bool = False
+
+
+class TrackedTask(BaseModel):
+    """A task the agent tracks for itself, broken down into steps."""
+
+    id: str
+    title: str
+    notes: str = ""
+    status: TaskStatus = "todo"
+    steps: list[Step] = Field(default_factory=list[Step])
+    due: datetime | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+def next_occurrence(rule: str, first: datetime, after: datetime, zone: ZoneInfo) -> datetime | None:
+    """The first occurrence of ``rule`` (anchored at ``first``) strictly after ``after``,
+    in UTC; ``None`` when the rule has ended. Wall-clock times stay put across DST."""
+    from dateutil.rrule import rrulestr
+
+    local_first = first.astimezone(zone).replace(tzinfo=None)
+    local_after = after.astimezone(zone).replace(tzinfo=None)
+    rules = rrulestr(rule.removeprefix("RRULE:"), dtstart=local_first, ignoretz=True)
+    found = rules.after(local_after)
+    return None if found is None else found.replace(tzinfo=zone).astimezone(UTC)
+
+
+def _new_id() -> str:
+    return secrets.token_hex(3)
+
+
+class MemoryAgenda:
+    """Reminders and tracked tasks of agents, in ``store``.
+
+    Args:
+        store: The memory store.
+        clock: The current time (for tests); default the real clock.
+
+    Example:
+        >>> agenda = MemoryAgenda(store)
+        >>> await agenda.schedule("ada", "Call Bob", due, zone)  # doctest: +SKIP
+    """
+
+    def __init__(self, store: MemoryStore, *, clock: Callable[[], datetime] | None = None) -> None:
+        self.store = store
+        self._clock = clock
+        self._listeners: list[Callable[[], None]] = []
+
+    def now(self) -> datetime:
+        """The current moment (UTC)."""
+        if self._clock is not None:
+            return self._clock().astimezone(UTC)
+        return datetime.now(UTC)
+
+    def on_change(self, listener: Callable[[], None]) -> None:
+        """Call ``listener()`` (no arguments) whenever a reminder is scheduled or changed,
+        so a delivery loop can wake up."""
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    # -- reminders ------------------------------------------------------------------
+
+    async def schedule(
+        self, agent: str, message: str, due: datetime, zone: ZoneInfo, repeat: str | None = None
+    ) -> Reminder:
+        """Store a new reminder."""
+        reminder = Reminder(
+            id=_new_id(),
+            message=message,
+            due=due.astimezone(UTC),
+            timezone=zone.key,
+            repeat=repeat,
+            created_at=self.now(),
+        )
+        await self.store.create_block(
+            agent,
+            f"reminder_{reminder.id}",
+            reminder.model_dump_json(),
+            description=_WAITING_DESCRIPTION,
+            kind=BlockKind.ARCHIVAL,
+            permission=Permission.ADMIN,
+            tags=(REMINDER_TAG,),
+            metadata={"satchel": "reminder"},
+        )
+        self._changed()
+        return reminder
+
+    async def _records(self, agent: str, tag: str) -> list[tuple[Block, str]]:
+        blocks = await self.store.list_blocks(agent, (BlockKind.WORKING, BlockKind.ARCHIVAL))
+        return [(b, b.value) for b in blocks if tag in b.tags and b.agent == agent]
+
+    async def reminders(self, agent: str) -> list[Reminder]:
+        """Every reminder of ``agent``, soonest first."""
+        found: list[Reminder] = []
+        for block, value in await self._records(agent, REMINDER_TAG):
+            try:
+                found.append(Reminder.model_validate_json(value))
+            except ValidationError:
+                logger.warning("block %r of %r is not a reminder record", block.label, agent)
+        return sorted(found, key=lambda r: r.due)
+
+    async def _reminder(self, agent: str, reminder_id: str) -> tuple[Block, Reminder]:
+        label = f"reminder_{reminder_id.strip()}"
+        try:
+            block = await self.store.get_block(agent, label)
+            if REMINDER_TAG not in block.tags:
+                raise NotFoundError(label)
+            return block, Reminder.model_validate_json(block.value)
+        except (NotFoundError, ValidationError) as exc:
+            raise ToolRetry(
+                f"No reminder has the id {reminder_id!r}; list them with operation list.",
+                details={"reminder_id": reminder_id},
+            ) from exc
+
+    async def cancel(self, agent: str, reminder_id: str) -> Reminder:
+        """Delete a reminder for good (a repeating one stops repeating)."""
+        _, reminder = await self._reminder(agent, reminder_id)
+        await self.store.delete_block(agent, f"reminder_{reminder.id}")
+        self._changed()
+        return reminder
+
+    async def dismiss(self, agent: str, reminder_id: str) -> Reminder | None:
+        """Take a due reminder out of context: a one-off one is deleted, a repeating one
+        goes back to waiting for its next time. Returns the reminder as it now stands
+        (``None`` when deleted)."""
+        block, reminder = await self._reminder(agent, reminder_id)
+        if reminder.repeat is None:
+            await self.store.delete_block(agent, block.label)
+            self._changed()
+            return None
+        waiting = reminder.model_copy(update={"status": "scheduled"})
+        await self._save(agent, block, waiting, BlockKind.ARCHIVAL)
+        return waiting
+
+    async def _save(self, agent: str, block: Block, reminder: Reminder, kind: BlockKind) -> None:
+        description = _DUE_DESCRIPTION if kind is BlockKind.WORKING else _WAITING_DESCRIPTION
+        updated = await self.store.update_block_text(
+            agent,
+            block.label,
+            reminder.model_dump_json(),
+            expected_version=block.version,
+            description=description,
+        )
+        if updated.kind is not kind:
+            await self.store.set_kind(agent, block.label, kind)
+        self._changed()
+
+    async def next_due(self, agent: str) -> datetime | None:
+        """When the next waiting reminder of ``agent`` falls due."""
+        waiting = [r.due for r in await self.reminders(agent) if r.status == "scheduled"]
+        return min(waiting, default=None)
+
+    async def fire_due(self, agent: str) -> list[Reminder]:
+        """Deliver every reminder of ``agent`` whose time has come: load it into working
+        memory (marked due), add a system message to the conversation, and move a
+        repeating one's next time on. Returns the reminders delivered, as they were when
+        they fell due."""
+        now = self.now()
+        fired: list[Reminder] = []
+        for block, value in await self._records(agent, REMINDER_TAG):
+            try:
+                reminder = Reminder.model_validate_json(value)
+            except ValidationError:
+                continue
+            if reminder.status != "scheduled" or reminder.due > now:
+                continue
+            update: dict[str, object] = {
+                "status": "due",
+                "fired_at": now,
+                "times_fired": reminder.times_fired + 1,
+            }
+            if reminder.repeat is not None:
+                zone = ZoneInfo(reminder.timezone)
+                following = next_occurrence(reminder.repeat, reminder.due, now, zone)
+                if following is not None:
+                    update["due"] = following
+            try:
+                await self._save(
+                    agent, block, reminder.model_copy(update=update), BlockKind.WORKING
+                )
+            except (VersionConflictError, NotFoundError):
+                continue  # another process delivered, dismissed or cancelled it meanwhile
+            local = reminder.local_due().strftime("%Y-%m-%d %H:%M %Z")
+            await self.store.add_message(
+                agent,
+                "system",
+                f"Reminder (due {local}): {reminder.message}",
+                tags=(REMINDER_TAG,),
+                metadata={"reminder_id": reminder.id},
+            )
+            fired.append(reminder)
+        return fired
+
+    # -- tracked tasks --------------------------------------------------------------
+
+    async def create_task(
+        self, agent: str, title: str, notes: str, steps: list[str], due: datetime | None
+    ) -> TrackedTask:
+        """Start tracking a task."""
+        now = self.now()
+        task = TrackedTask(
+            id=_new_id(),
+            title=title,
+            notes=notes,
+            steps=[Step(text=s) for s in steps],
+            due=due,
+            created_at=now,
+            updated_at=now,
+        )
+        await self.store.create_block(
+            agent,
+            f"task_{task.id}",
+            task.model_dump_json(),
+            description=_TASK_DESCRIPTION,
+            kind=BlockKind.ARCHIVAL,
+            permission=Permission.ADMIN,
+            tags=(TASK_TAG,),
+            metadata={"satchel": "tracked_task"},
+        )
+        return task
+
+    async def tasks(self, agent: str) -> list[TrackedTask]:
+        """Every tracked task of ``agent``, oldest first."""
+        found: list[TrackedTask] = []
+        for block, value in await self._records(agent, TASK_TAG):
+            try:
+                found.append(TrackedTask.model_validate_json(value))
+            except ValidationError:
+                logger.warning("block %r of %r is not a task record", block.label, agent)
+        return sorted(found, key=lambda t: t.created_at)
+
+    async def task(self, agent: str, task_id: str) -> tuple[Block, TrackedTask]:
+        """One tracked task and its block.
+
+        Raises:
+            ToolRetry: No task has that id.
+        """
+        label = f"task_{task_id.strip()}"
+        try:
+            block = await self.store.get_block(agent, label)
+            if TASK_TAG not in block.tags:
+                raise NotFoundError(label)
+            return block, TrackedTask.model_validate_json(block.value)
+        except (NotFoundError, ValidationError) as exc:
+            raise ToolRetry(
+                f"No tracked task has the id {task_id!r}; list them with operation list.",
+                details={"task_id": task_id},
+            ) from exc
+
+    async def save_task(self, agent: str, block: Block, task: TrackedTask) -> TrackedTask:
+        """Write a changed task back (optimistically: a concurrent change is a retry)."""
+        task = task.model_copy(update={"updated_at": self.now()})
+        await self.store.update_block_text(
+            agent, block.label, task.model_dump_json(), expected_version=block.version
+        )
+        return task
+
+
+def at_reminder_time(day_start: datetime) -> datetime:
+    """A reminder for a whole day ("tomorrow") rings at 09:00 that day."""
+    return datetime.combine(day_start.date(), time(9), tzinfo=day_start.tzinfo)
+
+
+def within(moment: datetime, now: datetime, slack: timedelta = timedelta(minutes=1)) -> bool:
+    """Whether ``moment`` is not in the past (a minute of slack for "now")."""
+    return moment >= now - slack

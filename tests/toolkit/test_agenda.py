@@ -1,0 +1,323 @@
+"""schedule_reminder and track_task on a real SQLite memory store, with a clock the test
+moves."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import anyio
+import pytest
+
+from postgres_server import PostgresServer
+from satchel.builtin import render_context
+from satchel.memory import BlockKind, MemoryStore, SQLiteStore
+from satchel.memory.postgres import PostgresStore
+from satchel.registry import ToolRegistry
+from satchel.toolkit import ToolkitConfig
+from satchel.toolkit._agenda import agenda_tools
+from satchel.toolkit._agenda_store import MemoryAgenda, Reminder
+from satchel.toolkit._reminders import deliver_reminders
+from satchel.tools import ErrorInfo, ToolContext
+
+pytestmark = pytest.mark.anyio
+
+PARIS = ZoneInfo("Europe/Paris")
+START = datetime(2026, 10, 21, 10, 0, tzinfo=PARIS)  # a Wednesday, before the DST change
+
+
+@dataclass
+class Clock:
+    now: datetime
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@dataclass
+class Setup:
+    store: MemoryStore
+    agenda: MemoryAgenda
+    tools: ToolRegistry
+    clock: Clock
+
+    async def ok(self, tool: str, args: dict[str, Any]) -> Any:
+        result = await self.tools.call(tool, args, ToolContext(agent="ada"))
+        assert result.ok, result.error
+        return result.output
+
+    async def error(self, tool: str, args: dict[str, Any]) -> ErrorInfo:
+        result = await self.tools.call(tool, args, ToolContext(agent="ada"))
+        assert result.error is not None
+        return result.error
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def kit(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Setup]:
+    store: MemoryStore
+    url = None
+    if request.param == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.create_database()
+        store = await PostgresStore.open(url, embedder=None)
+    else:
+        store = await SQLiteStore.open(tmp_path / "memory.db", embedder=None)
+    clock = Clock(START)
+    agenda = MemoryAgenda(store, clock=clock)
+    registry = ToolRegistry()
+    for tool in agenda_tools(
+        ToolkitConfig(data_dir=tmp_path, timezone="Europe/Paris"), store=agenda
+    ):
+        registry.register(tool)
+    yield Setup(store, agenda, registry, clock)
+    await store.close()
+    if url is not None:
+        server.drop_database(url)
+
+
+async def test_a_reminder_in_two_hours_is_due_two_hours_later_in_the_users_zone(kit: Setup) -> None:
+    out = await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Stretch", "when": "in 2 hours"}
+    )
+    [view] = out.reminders
+    assert view.due == START + timedelta(hours=2)
+    assert view.due.utcoffset() == timedelta(hours=2)
+    assert view.status == "scheduled"
+    assert "Stretch" not in await render_context(kit.store, "ada")
+
+
+async def test_a_due_reminder_is_in_working_memory_and_the_conversation(kit: Setup) -> None:
+    out = await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Call Bob", "when": "at 11am"}
+    )
+    reminder_id = out.reminders[0].reminder_id
+    assert await kit.agenda.fire_due("ada") == []
+    kit.clock.now = START + timedelta(hours=1, seconds=1)
+    listed = await kit.ok("schedule_reminder", {"operation": "list"})
+    assert [(r.reminder_id, r.status) for r in listed.reminders] == [(reminder_id, "due")]
+    context = await render_context(kit.store, "ada")
+    working = context.split("<working_memory>")[1].split("</working_memory>")[0]
+    assert "Call Bob" in working
+    assert f"reminder_{reminder_id}" in working
+    [message] = await kit.store.list_messages("ada")
+    assert message.role == "system"
+    assert message.content == "Reminder (due 2026-10-21 11:00 CEST): Call Bob"
+    assert await kit.agenda.fire_due("ada") == []  # delivered once
+    dismissed = await kit.ok(
+        "schedule_reminder", {"operation": "dismiss", "reminder_id": reminder_id}
+    )
+    assert dismissed.reminders == []
+    assert "Call Bob" not in await render_context(kit.store, "ada")
+
+
+async def test_a_repeating_reminder_comes_back_at_the_same_wall_time_after_dst(kit: Setup) -> None:
+    out = await kit.ok(
+        "schedule_reminder",
+        {"operation": "schedule", "message": "Standup", "repeat": "every Monday at 9"},
+    )
+    first = out.reminders[0]
+    assert first.due == datetime(2026, 10, 26, 9, 0, tzinfo=PARIS)  # CET, after the change
+    assert first.repeat is not None
+    kit.clock.now = datetime(2026, 10, 26, 9, 0, 30, tzinfo=PARIS)
+    [fired] = await kit.agenda.fire_due("ada")
+    assert fired.id == first.reminder_id
+    [after] = await kit.agenda.reminders("ada")
+    assert after.status == "due"
+    assert after.local_due() == datetime(2026, 11, 2, 9, 0, tzinfo=PARIS)
+    back = await kit.ok(
+        "schedule_reminder", {"operation": "dismiss", "reminder_id": first.reminder_id}
+    )
+    assert [(r.status, r.due) for r in back.reminders] == [
+        ("scheduled", datetime(2026, 11, 2, 9, 0, tzinfo=PARIS))
+    ]
+    block = await kit.store.get_block("ada", f"reminder_{first.reminder_id}")
+    assert block.kind is BlockKind.ARCHIVAL
+
+
+async def test_a_reminder_for_a_whole_day_rings_at_nine(kit: Setup) -> None:
+    out = await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Bins", "when": "tomorrow"}
+    )
+    assert out.reminders[0].due == datetime(2026, 10, 22, 9, 0, tzinfo=PARIS)
+
+
+async def test_cancel_removes_a_reminder_and_an_unknown_id_is_a_retry(kit: Setup) -> None:
+    out = await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Tea", "when": "in 5 minutes"}
+    )
+    rid = out.reminders[0].reminder_id
+    await kit.ok("schedule_reminder", {"operation": "cancel", "reminder_id": rid})
+    assert (await kit.ok("schedule_reminder", {"operation": "list"})).reminders == []
+    error = await kit.error("schedule_reminder", {"operation": "cancel", "reminder_id": rid})
+    assert error.kind == "retry"
+    assert error.details["reminder_id"] == rid
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"when": "yesterday at 9am"}, "when"),
+        ({"when": "2026-10-01T08:00:00+02:00"}, "when"),
+        ({"when": "when pigs fly"}, "when"),
+        ({"repeat": "now and then"}, "repeat"),
+        ({}, "when"),
+    ],
+)
+async def test_a_time_that_cannot_be_scheduled_is_a_retry_and_stores_nothing(
+    kit: Setup, args: dict[str, str], field: str
+) -> None:
+    error = await kit.error("schedule_reminder", {"operation": "schedule", "message": "x", **args})
+    assert error.kind == "retry"
+    assert error.details["field"] == field
+    assert await kit.agenda.reminders("ada") == []
+
+
+async def test_the_delivery_loop_fires_due_reminders_and_wakes_for_new_ones(kit: Setup) -> None:
+    fired: list[tuple[str, Reminder]] = []
+    arrived = anyio.Event()
+
+    async def notify(agent: str, reminder: Reminder) -> None:
+        fired.append((agent, reminder))
+        arrived.set()
+
+    await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "One", "when": "in 1 minute"}
+    )
+    kit.clock.now = START + timedelta(minutes=2)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                lambda: deliver_reminders(kit.agenda, ["ada"], notify=notify, max_wait=3600)
+            )
+            await arrived.wait()
+            arrived = anyio.Event()
+            # A reminder due now, scheduled while the loop waits, is delivered at once.
+            await kit.ok(
+                "schedule_reminder", {"operation": "schedule", "message": "Two", "when": "now"}
+            )
+            await arrived.wait()
+            tg.cancel_scope.cancel()
+    assert [(a, r.message) for a, r in fired] == [("ada", "One"), ("ada", "Two")]
+
+
+async def test_a_task_is_created_broken_down_progressed_listed_and_completed(kit: Setup) -> None:
+    made = await kit.ok(
+        "track_task",
+        {"operation": "create", "title": "Plan offsite", "steps": ["Pick a date"], "due": "Friday"},
+    )
+    [task] = made.tasks
+    assert task.status == "todo"
+    assert task.due == datetime(2026, 10, 23, 0, 0, tzinfo=PARIS)
+    more = await kit.ok(
+        "track_task",
+        {"operation": "break_down", "task_id": task.id, "steps": ["Book venue", "Invite"]},
+    )
+    assert [s.text for s in more.tasks[0].steps] == ["Pick a date", "Book venue", "Invite"]
+    step = await kit.ok("track_task", {"operation": "update", "task_id": task.id, "step": 1})
+    assert step.tasks[0].status == "in_progress"
+    assert [s.done for s in step.tasks[0].steps] == [True, False, False]
+    assert "1/3" in step.message
+    blocked = await kit.ok(
+        "track_task",
+        {"operation": "update", "task_id": task.id, "status": "blocked", "notes": "venue?"},
+    )
+    assert (blocked.tasks[0].status, blocked.tasks[0].notes) == ("blocked", "venue?")
+    other = await kit.ok("track_task", {"operation": "create", "title": "Expenses"})
+    done = await kit.ok("track_task", {"operation": "complete", "task_id": task.id})
+    assert done.tasks[0].status == "done"
+    assert all(s.done for s in done.tasks[0].steps)
+    open_tasks = await kit.ok("track_task", {"operation": "list"})
+    assert [t.id for t in open_tasks.tasks] == [other.tasks[0].id]
+    finished = await kit.ok("track_task", {"operation": "list", "status": "done"})
+    assert [t.title for t in finished.tasks] == ["Plan offsite"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"operation": "update", "task_id": "nope", "status": "done"},
+        {"operation": "complete", "task_id": "nope"},
+        {"operation": "break_down", "task_id": "nope", "steps": ["a"]},
+    ],
+)
+async def test_an_unknown_task_id_is_a_retry(kit: Setup, args: dict[str, Any]) -> None:
+    error = await kit.error("track_task", args)
+    assert error.kind == "retry"
+    assert error.details["task_id"] == "nope"
+
+
+async def test_a_step_out_of_range_or_an_empty_update_is_a_retry_and_changes_nothing(
+    kit: Setup,
+) -> None:
+    made = await kit.ok("track_task", {"operation": "create", "title": "T", "steps": ["a"]})
+    task_id = made.tasks[0].id
+    assert (
+        await kit.error("track_task", {"operation": "update", "task_id": task_id, "step": 2})
+    ).kind == "retry"
+    assert (
+        await kit.error("track_task", {"operation": "update", "task_id": task_id})
+    ).kind == "retry"
+    [task] = await kit.agenda.tasks("ada")
+    assert (task.status, [s.done for s in task.steps]) == ("todo", [False])
+
+
+async def test_agenda_tools_without_a_store_are_none(tmp_path: Path) -> None:
+    assert agenda_tools(ToolkitConfig(data_dir=tmp_path), store=None) == []
+
+
+async def test_agents_never_see_each_others_reminders(kit: Setup) -> None:
+    await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Mine", "when": "in 1 hour"}
+    )
+    result = await kit.tools.call(
+        "schedule_reminder", {"operation": "list"}, ToolContext(agent="bob")
+    )
+    assert result.ok
+    assert result.output.reminders == []
+    assert kit.clock.now.tzinfo is not None
+    assert (await kit.agenda.next_due("ada")) == (START + timedelta(hours=1)).astimezone(UTC)
+
+
+async def test_two_processes_delivering_at_once_deliver_a_reminder_once(kit: Setup) -> None:
+    await kit.ok("schedule_reminder", {"operation": "schedule", "message": "Once", "when": "now"})
+    other = MemoryAgenda(kit.store, clock=kit.clock)  # another process on the same memory
+    kit.clock.now = START + timedelta(minutes=1)
+    results: list[list[Reminder]] = []
+
+    async def fire(agenda: MemoryAgenda) -> None:
+        results.append(await agenda.fire_due("ada"))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(fire, kit.agenda)
+        tg.start_soon(fire, other)
+    assert sorted(len(r) for r in results) == [0, 1]
+    messages = await kit.store.list_messages("ada")
+    assert [m.content for m in messages] == ["Reminder (due 2026-10-21 10:00 CEST): Once"]
+
+
+async def test_a_failing_notifier_does_not_stop_delivery(kit: Setup) -> None:
+    seen: list[str] = []
+    second = anyio.Event()
+
+    async def notify(agent: str, reminder: Reminder) -> None:
+        seen.append(reminder.message)
+        if reminder.message == "First":
+            raise RuntimeError("the client went away")
+        second.set()
+
+    await kit.ok("schedule_reminder", {"operation": "schedule", "message": "First", "when": "now"})
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                lambda: deliver_reminders(kit.agenda, ["ada"], notify=notify, max_wait=3600)
+            )
+            await kit.ok(
+                "schedule_reminder", {"operation": "schedule", "message": "Second", "when": "now"}
+            )
+            await second.wait()
+            tg.cancel_scope.cancel()
+    assert sorted(seen) == ["First", "Second"]
