@@ -42,9 +42,10 @@ async def main() -> None:
     sys.setprofile(profile)
     with tempfile.TemporaryDirectory() as scratch:
         db = Path(scratch) / "m.db"
-        async with SQLiteStore(db, embedder=None) as store, PermissionBroker(
-            SQLiteApprovalStore(db)
-        ) as broker:
+        async with (
+            SQLiteStore(db, embedder=None) as store,
+            PermissionBroker(SQLiteApprovalStore(db)) as broker,
+        ):
             await store.ensure_agent("default")
             options = ServeOptions()
             catalog = build_catalog(options, memory=memory_tools(store, on_write=lambda: None))
