@@ -129,7 +129,7 @@ def bulk_insert(store: SQLiteStore, texts: list[str], first: int) -> None:
             items.append((pk, text))
         store_vectors(conn, BLOCKS, items, vectors)
 
-    store._db.write(write)  # pyright: ignore[reportPrivateUsage]
+    store.backend._db.write(write)  # pyright: ignore[reportPrivateUsage]
 
 
 def database_bytes(path: Path) -> int:

@@ -11,6 +11,7 @@ import satchel
 
 PACKAGES = [
     "satchel",
+    "satchel.agent",
     "satchel.builtin",
     "satchel.consent",
     "satchel.embed",
@@ -22,6 +23,7 @@ PACKAGES = [
     "satchel.meta",
     "satchel.providers",
     "satchel.registry",
+    "satchel.rules",
     "satchel.schema",
     "satchel.toolkit",
     "satchel.toolkit.mail",

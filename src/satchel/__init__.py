@@ -14,6 +14,7 @@ from satchel._errors import (
     ErrorKind,
     InvalidInputError,
     MemoryStoreError,
+    ModelError,
     NotFoundError,
     PermissionDeniedError,
     RemoteToolError,
@@ -26,6 +27,7 @@ from satchel._errors import (
     ToolSignal,
     VersionConflictError,
 )
+from satchel.agent import Agent
 from satchel.consent import PermissionBroker, SQLiteApprovalStore
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.meta import MetaTools
@@ -56,6 +58,7 @@ from satchel.tools import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
     "AlreadyExistsError",
     "ApprovalError",
     "ApprovalRequired",
@@ -70,6 +73,7 @@ __all__ = [
     "MemoryStore",
     "MemoryStoreError",
     "MetaTools",
+    "ModelError",
     "NotFoundError",
     "OperationSpec",
     "PermissionBroker",

@@ -24,6 +24,7 @@ Every exception satchel raises derives from :class:`SatchelError`::
     ├── StorageError               a database failed underneath (sqlite3, psycopg), mapped at
     │                              the boundary
     ├── EmbeddingError             the embedding model could not be built, loaded or run
+    ├── ModelError                 a model provider refused or could not be reached
     └── RemoteToolError            a mounted MCP server could not be reached or answered badly
 
 Three families are kept apart on purpose:
@@ -58,6 +59,7 @@ __all__ = [
     "ErrorKind",
     "InvalidInputError",
     "MemoryStoreError",
+    "ModelError",
     "NotFoundError",
     "PermissionDeniedError",
     "RemoteToolError",
@@ -222,6 +224,21 @@ class EmbeddingError(SatchelError):
     """The embedding model could not be built, loaded or run (a damaged model file, an
     onnxruntime failure, an embedder that returned the wrong shape). Mapped at the
     boundary from onnxruntime's and tokenizers' own exceptions."""
+
+
+class ModelError(SatchelError):
+    """A model provider failed: a missing or refused API key, an unreachable server, a
+    request past the model's context length, rate limits that outlasted the retries.
+    Mapped at the boundary from the provider SDK's errors.
+
+    Attributes:
+        reason: ``auth``, ``connection``, ``context_length``, ``rate_limit``,
+            ``bad_request`` or ``server``.
+    """
+
+    def __init__(self, message: str, *, reason: str, details: Mapping[str, Any] | None = None):
+        super().__init__(message, details={"reason": reason, **(details or {})})
+        self.reason = reason
 
 
 class RemoteToolError(SatchelError):

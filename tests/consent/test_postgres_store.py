@@ -214,21 +214,21 @@ async def test_requests_survive_closing_and_reopening(url: str) -> None:
         assert await again.check(OTHER) is None
 
 
-async def test_migrations_are_recorded_once_in_their_own_table(url: str) -> None:
+async def test_migrations_are_recorded_once_in_the_one_migrations_table(url: str) -> None:
     store = PostgresApprovalStore(url)
     async with PermissionBroker(store) as broker:
         await broker.request(SCOPE, "drop users", "cli", wait=False)
     assert store.applied_migrations == [m.name for m in MIGRATIONS]
-    recorded = query(url, "SELECT position, name FROM satchel_consent_migrations ORDER BY 1")
-    assert recorded == [(i, m.name) for i, m in enumerate(MIGRATIONS, start=1)]
+    recorded = query(url, "SELECT component, position, name FROM satchel_migrations ORDER BY 2")
+    assert recorded == [("consent", i, m.name) for i, m in enumerate(MIGRATIONS, start=1)]
     assert query(url, "SELECT count(*) FROM satchel_consent_approvals") == [(1,)]
     tables = query(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
-    assert "satchel_migrations" not in {t[0] for t in tables}  # the memory store's
+    assert "satchel_blocks" not in {t[0] for t in tables}  # no memory table is made
     again = PostgresApprovalStore(url)
     assert len(await again.list()) == 1
     assert again.applied_migrations == []
     await again.close()
-    assert query(url, "SELECT count(*) FROM satchel_consent_migrations") == [(len(MIGRATIONS),)]
+    assert query(url, "SELECT count(*) FROM satchel_migrations") == [(len(MIGRATIONS),)]
 
 
 async def test_many_stores_opening_a_new_database_at_once_migrate_it_once(url: str) -> None:
@@ -240,7 +240,7 @@ async def test_many_stores_opening_a_new_database_at_once_migrate_it_once(url: s
     applied = [store.applied_migrations for store in stores]
     assert applied.count([m.name for m in MIGRATIONS]) == 1
     assert applied.count([]) == len(stores) - 1
-    assert query(url, "SELECT count(*) FROM satchel_consent_migrations") == [(len(MIGRATIONS),)]
+    assert query(url, "SELECT count(*) FROM satchel_migrations") == [(len(MIGRATIONS),)]
     for store in stores:
         await store.close()
 

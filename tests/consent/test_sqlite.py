@@ -89,7 +89,7 @@ async def test_requests_survive_closing_and_reopening(tmp_path: Path) -> None:
         assert grant.id == request.id
 
 
-async def test_consent_tables_live_beside_the_memory_tables_with_their_own_migrations(
+async def test_consent_tables_live_beside_the_memory_tables_their_migrations_in_the_one_table(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "satchel.db"
@@ -100,8 +100,13 @@ async def test_consent_tables_live_beside_the_memory_tables_with_their_own_migra
             await memory.create_block("ada", "persona", "kept")
         assert store.applied_migrations == [m.name for m in MIGRATIONS]
     with sqlite3.connect(path) as conn:
-        recorded = [r[0] for r in conn.execute("SELECT name FROM _satchel_consent_migrations")]
-        assert recorded == [m.name for m in MIGRATIONS]
+        recorded = conn.execute(
+            "SELECT component, name FROM _satchel_migrations ORDER BY rowid"
+        ).fetchall()
+        assert [name for component, name in recorded if component == "consent"] == [
+            m.name for m in MIGRATIONS
+        ]
+        assert {component for component, _ in recorded} == {"memory", "consent"}
         assert conn.execute("SELECT count(*) FROM consent_approvals").fetchone() == (1,)
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     again = SQLiteApprovalStore(path)

@@ -33,7 +33,7 @@ async def _twin(store: MemoryStore) -> MemoryStore:
     if isinstance(store, SQLiteStore):
         return await SQLiteStore.open(store.path, embedder=store.embedder)
     assert isinstance(store, PostgresStore)
-    return await PostgresStore.open(store._db.url, embedder=store.embedder)  # pyright: ignore[reportPrivateUsage]
+    return await PostgresStore.open(store.backend._db.url, embedder=store.embedder)  # pyright: ignore[reportPrivateUsage]
 
 
 async def test_a_new_agent_gets_persona_and_human_core_blocks_with_descriptions(

@@ -20,11 +20,12 @@ from satchel import __version__
 from satchel._errors import (
     ApprovalError,
     MemoryStoreError,
+    ModelError,
     SatchelError,
     SatchelUsageError,
     VersionConflictError,
 )
-from satchel.cli import _approvals, _install, _memory, _serve, _tools
+from satchel.cli import _approvals, _install, _memory, _run, _serve, _tools
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
@@ -39,6 +40,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
 COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("serve", _serve.serve),
     ("install", _install.install),
+    ("run", _run.run),
 )
 """The top-level commands that are not groups, as ``(name, function)``."""
 
@@ -78,7 +80,7 @@ def _satchel_code(exc: SatchelError) -> int:
     database, a mounted server) or a lost race worth retrying."""
     if isinstance(exc, VersionConflictError):
         return 1
-    if isinstance(exc, SatchelUsageError | MemoryStoreError | ApprovalError):
+    if isinstance(exc, SatchelUsageError | MemoryStoreError | ApprovalError | ModelError):
         return 2
     return 1
 

@@ -33,6 +33,7 @@ __all__ = [
     "ToolsOption",
     "echo_json",
     "error_line",
+    "load_object",
     "load_registry",
     "stderr_console",
     "stdout_console",
@@ -94,22 +95,22 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _bad_tools(message: str) -> typer.BadParameter:
-    return typer.BadParameter(message, param_hint="'--tools'")
+def _bad_tools(message: str, option: str = "--tools") -> typer.BadParameter:
+    return typer.BadParameter(message, param_hint=f"'{option}'")
 
 
 def _looks_like_path(module: str) -> bool:
     return module.endswith(".py") or "/" in module or os.sep in module
 
 
-def _import_file(path_text: str) -> object:
+def _import_file(path_text: str, option: str) -> object:
     path = Path(path_text).expanduser()
     if not path.is_file():
-        raise _bad_tools(f"there is no file {path_text!r}.")
+        raise _bad_tools(f"there is no file {path_text!r}.", option)
     name = f"_satchel_tools_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise _bad_tools(f"{path_text!r} cannot be imported as Python.")
+        raise _bad_tools(f"{path_text!r} cannot be imported as Python.", option)
     module = importlib.util.module_from_spec(spec)
     folder = str(path.resolve().parent)
     if folder not in sys.path:
@@ -120,11 +121,11 @@ def _import_file(path_text: str) -> object:
     except Exception as exc:  # the boundary: any error in the user's file is one line
         del sys.modules[name]
         logger.debug("importing %s failed", path_text, exc_info=exc)
-        raise _bad_tools(f"importing {path_text!r} failed: {_describe(exc)}") from exc
+        raise _bad_tools(f"importing {path_text!r} failed: {_describe(exc)}", option) from exc
     return module
 
 
-def _import_module(name: str) -> object:
+def _import_module(name: str, option: str) -> object:
     cwd = os.getcwd()
     if cwd not in sys.path and "" not in sys.path:
         sys.path.insert(0, cwd)  # as `python -m`: modules in the current folder import
@@ -133,13 +134,14 @@ def _import_module(name: str) -> object:
     except ModuleNotFoundError as exc:
         if exc.name is not None and (name == exc.name or name.startswith(exc.name + ".")):
             raise _bad_tools(
-                f"there is no module {name!r} (is it installed, or in the current folder?)."
+                f"there is no module {name!r} (is it installed, or in the current folder?).",
+                option,
             ) from exc
         logger.debug("importing %s failed", name, exc_info=exc)
-        raise _bad_tools(f"cannot import {name!r}: {_describe(exc)}") from exc
+        raise _bad_tools(f"cannot import {name!r}: {_describe(exc)}", option) from exc
     except Exception as exc:  # the boundary: any error in the user's module is one line
         logger.debug("importing %s failed", name, exc_info=exc)
-        raise _bad_tools(f"cannot import {name!r}: {_describe(exc)}") from exc
+        raise _bad_tools(f"cannot import {name!r}: {_describe(exc)}", option) from exc
 
 
 def _as_registry(value: object, target: str) -> ToolRegistry:
@@ -183,19 +185,32 @@ def load_registry(target: str) -> ToolRegistry:
         typer.BadParameter: the module or file cannot be imported, the attribute is
             missing, or it is not (and does not return) a ToolRegistry.
     """
+    return _as_registry(load_object(target, "--tools"), target)
+
+
+def load_object(target: str, option: str) -> object:
+    """Import what ``MODULE:ATTR`` or ``path/to/file.py:ATTR`` names (``ATTR`` may be
+    dotted), for an option such as ``--tools`` or ``--model``.
+
+    Raises:
+        typer.BadParameter: the target is malformed, cannot be imported, or lacks the
+            attribute (the message names ``option``).
+    """
     module_name, sep, attr_path = target.rpartition(":")
     if not sep or not module_name.strip() or not attr_path.strip():
         raise _bad_tools(
-            f"{target!r} is not MODULE:ATTR; write it as {DEFAULT_TOOLS!r} or "
-            "'path/to/file.py:registry'."
+            f"{target!r} is not MODULE:ATTR; write it as 'package.module:attr' (such as "
+            f"{DEFAULT_TOOLS!r}) or 'path/to/file.py:attr'.",
+            option,
         )
-    if _looks_like_path(module_name):
-        value = _import_file(module_name)
-    else:
-        value = _import_module(module_name)
+    value = (
+        _import_file(module_name, option)
+        if _looks_like_path(module_name)
+        else _import_module(module_name, option)
+    )
     for part in attr_path.split("."):
         try:
             value = getattr(value, part)
         except AttributeError:
-            raise _bad_tools(f"{module_name!r} has no attribute {attr_path!r}.") from None
-    return _as_registry(value, target)
+            raise _bad_tools(f"{module_name!r} has no attribute {attr_path!r}.", option) from None
+    return value

@@ -38,7 +38,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -72,8 +72,7 @@ from satchel.cli._store import resolve_db_location
 from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import AgentTemplate, MemoryStore, open_store
 from satchel.meta import MetaTools
-from satchel.registry import RegistryView, ToolRegistry, WrapperTool, merged
-from satchel.tools import BaseTool, ToolContext, ToolResult
+from satchel.registry import ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
     from satchel.embed import Embedder
@@ -138,21 +137,7 @@ def memory_tools(
     tools = memory_toolset(store)
     if on_write is None:
         return tools
-    return RegistryView([tools], lambda tool: _Announcing(tool, on_write))
-
-
-class _Announcing(WrapperTool):
-    """Calls ``on_write`` after a successful call that is not read-only."""
-
-    def __init__(self, inner: BaseTool, on_write: Callable[[], None]) -> None:
-        super().__init__(inner)
-        self._on_write = on_write
-
-    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        result = await self.inner.call(args, ctx)
-        if result.error is None and self.inner.spec.annotations_for(args).read_only is not True:
-            self._on_write()
-        return result
+    return with_write_hook(tools, on_write)
 
 
 def build_catalog(

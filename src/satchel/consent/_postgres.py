@@ -2,10 +2,11 @@
 
 It mirrors :class:`~satchel.consent.SQLiteApprovalStore`:
 
-* **Schema**: ordered, named, append-only migrations of their own, recorded in
-  ``satchel_consent_migrations`` (apart from the memory store's ``satchel_migrations``),
-  each applied in one transaction together with its record under a transaction-level
-  advisory lock, so any number of processes may open a new database at once. The table
+* **Schema**: ordered, named, append-only migrations of their own, run by
+  :mod:`satchel._migrations` and recorded as component ``consent`` in the database's
+  one ``satchel_migrations`` table, each applied in one transaction together with its
+  record under a transaction-level advisory lock, so any number of processes may open
+  a new database at once. The table
   is ``satchel_consent_approvals``: the request as JSON (``json``, not ``jsonb``, so the
   text, including ``\\u0000`` escapes, round-trips exactly) plus the columns lookups
   need.
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -32,6 +32,7 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from satchel._errors import InvalidInputError, StorageError
+from satchel._migrations import Migration, migrate_postgres
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
 from satchel.memory.postgres import Conn, describe, redact
 
@@ -40,19 +41,11 @@ __all__ = ["PostgresApprovalStore"]
 _Requests = list[ApprovalRequest]
 _TIMEOUT: Final = 30.0
 """Seconds to wait for a connection (or a free pooled one) before a StorageError."""
-LOCK_KEY: Final = 0x5A7C4E2
-"""The advisory lock key serialising the consent tables' migrations across processes
-(not the memory store's key: the two schemas migrate independently)."""
+COMPONENT: Final = "consent"
+"""The approval store's name in the migrations table."""
 
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Migration:
-    name: str
-    sql: str
-
-
-MIGRATIONS: Final[tuple[_Migration, ...]] = (
-    _Migration(
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
         name="0001_consent_approvals",
         sql="""
             CREATE TABLE satchel_consent_approvals (
@@ -71,43 +64,6 @@ MIGRATIONS: Final[tuple[_Migration, ...]] = (
     ),
 )
 """Every migration of the consent tables, in the order they run. Append only."""
-
-
-async def _applied(conn: Conn) -> list[str]:
-    cursor = await conn.execute("SELECT name FROM satchel_consent_migrations ORDER BY position")
-    return [str(row[0]) for row in await cursor.fetchall()]
-
-
-async def _migrate(conn: Conn) -> list[str]:
-    """Apply pending migrations, each atomically with its record; safe to race.
-
-    ``conn`` must be in autocommit mode. Returns the names applied now.
-    """
-    async with conn.transaction():
-        # The lock first: two first-ever openers would otherwise race on CREATE TABLE.
-        await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS satchel_consent_migrations ("
-            " position integer PRIMARY KEY,"
-            " name text NOT NULL UNIQUE,"
-            " applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        done = await _applied(conn)
-    applied: list[str] = []
-    for position, step in enumerate(MIGRATIONS, start=1):
-        if step.name in done:
-            continue
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-            if step.name in await _applied(conn):
-                continue  # another process applied it while we waited for the lock
-            await conn.execute(step.sql.encode())
-            await conn.execute(
-                "INSERT INTO satchel_consent_migrations (position, name) VALUES (%s, %s)",
-                (position, step.name),
-            )
-        applied.append(step.name)
-    return applied
 
 
 def _load(rows: list[tuple[Any, ...]]) -> _Requests:
@@ -171,7 +127,9 @@ class PostgresApprovalStore:
                     async with await psycopg.AsyncConnection.connect(
                         self.url, autocommit=True, connect_timeout=round(_TIMEOUT)
                     ) as conn:
-                        self.applied_migrations = await _migrate(conn)
+                        self.applied_migrations = await migrate_postgres(
+                            conn, COMPONENT, MIGRATIONS
+                        )
                     await pool.open(wait=True, timeout=_TIMEOUT)
                 except BaseException as exc:
                     await pool.close()

@@ -1,9 +1,8 @@
 """Approval requests in SQLite, in the same database file as the memory store.
 
-Why a migration runner of its own: the memory store's runner applies one fixed
-module-level list to its own table; it cannot be handed another list. The consent
-tables therefore keep their own ordered, named, append-only migrations, recorded in
-``_satchel_consent_migrations`` of the same file, and their tables carry a
+The consent tables have their own ordered, named, append-only migrations, run by
+:mod:`satchel._migrations` and recorded as component ``consent`` in the file's one
+``_satchel_migrations`` table (next to the memory store's); their tables carry a
 ``consent_`` prefix, so the two never step on each other.
 
 Concurrency: the file is in WAL mode; writes run in ``BEGIN IMMEDIATE`` transactions (so
@@ -18,30 +17,24 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TypeVar
 
 import anyio.to_thread
 
 from satchel._errors import StorageError
+from satchel._migrations import Migration, migrate_sqlite
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
 
 __all__ = ["SQLiteApprovalStore"]
 
 _T = TypeVar("_T")
 _Requests = list[ApprovalRequest]
-_MIGRATIONS_TABLE: Final = "_satchel_consent_migrations"
+COMPONENT: Final = "consent"
+"""The approval store's name in the migrations table."""
 
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class _Migration:
-    name: str
-    sql: str
-
-
-MIGRATIONS: Final[tuple[_Migration, ...]] = (
-    _Migration(
+MIGRATIONS: Final[tuple[Migration, ...]] = (
+    Migration(
         name="0001_consent_approvals",
         sql="""
             CREATE TABLE consent_approvals (
@@ -58,39 +51,6 @@ MIGRATIONS: Final[tuple[_Migration, ...]] = (
     ),
 )
 """Every migration of the consent tables, in the order they run. Append only."""
-
-
-def _applied(conn: sqlite3.Connection) -> list[str]:
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {_MIGRATIONS_TABLE} ("
-        " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
-    )
-    rows = conn.execute(f"SELECT name FROM {_MIGRATIONS_TABLE} ORDER BY rowid").fetchall()
-    return [str(row[0]) for row in rows]
-
-
-def _migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply pending migrations, each atomically with its record; safe to race."""
-    done: list[str] = []
-    for step in MIGRATIONS:
-        if step.name in _applied(conn):
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if step.name in _applied(conn):  # another process won the race
-                conn.execute("ROLLBACK")
-                continue
-            for statement in step.sql.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(f"INSERT INTO {_MIGRATIONS_TABLE} (name) VALUES (?)", (step.name,))
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        done.append(step.name)
-    return done
 
 
 def _row(request: ApprovalRequest) -> tuple[str, str, str, float, str]:
@@ -144,7 +104,7 @@ class SQLiteApprovalStore:
                 conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-                self.applied_migrations = _migrate(conn)
+                self.applied_migrations = migrate_sqlite(conn, COMPONENT, MIGRATIONS)
             except BaseException:
                 conn.close()
                 raise

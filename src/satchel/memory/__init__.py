@@ -5,24 +5,29 @@
   entry *is* a block of kind ``archival``: ``archive``, ``load`` and ``swap`` only
   change a block's kind, and ``recall`` reads, appends to and deletes archival blocks
   by label. Labels are unique per owner agent.
-* **:class:`MemoryStore`** is the async protocol a backend implements; every call names
-  the acting agent. A shared block is addressed by its bare label (the recipient's own
-  block of that label wins) or as ``owner/label`` (always works; needed when two owners
-  shared the same label, which the error then lists).
+* **:class:`MemoryStore`** is the async protocol every store implements; every call
+  names the acting agent. There is one implementation, :class:`GatedStore`, which
+  wraps a :class:`MemoryBackend` (the database steps only) and owns everything else,
+  the permission gate and consent among it, so no backend can skip them. A shared
+  block is addressed by its bare label (the recipient's own block of that label wins)
+  or as ``owner/label`` (always works; needed when two owners shared the same label,
+  which the error then lists).
 * **Permissions**: every write to a block passes one gate, :func:`authorize`, which
   applies the table of :mod:`satchel.memory._permissions` at the agent's effective
   level (the block's own permission for the owner, the share's for a recipient) and
   asks the :class:`ConsentHandler`, if any, when the table says "consent". The write
   transaction then re-checks that level, so a permission lowered meanwhile is enforced.
-* **:class:`SQLiteStore`** is the embedded backend: one file, WAL, named migrations,
-  FTS5 BM25 with Porter stemming, float32 vectors in the file and an in-memory vector
-  index (:mod:`satchel.memory._vectors`), one writer connection under a lock plus a
-  pool of readers, all SQLite calls in worker threads.
+* **:class:`SQLiteStore`** is a gated store on the embedded backend: one file, WAL,
+  named migrations, FTS5 BM25 with Porter stemming, float32 vectors in the file and an
+  in-memory vector index (:mod:`satchel.memory._vectors`), one writer connection under
+  a lock plus a pool of readers, all SQLite calls in worker threads.
 * **Search** turns any text into plain terms (:mod:`satchel.memory._fts`), takes BM25
   and vector candidates within the agent's scope and filters, and fuses them by how
   sure each is: the share of the query's IDF mass an entry contains, plus its cosine,
   weighted equally (:mod:`satchel.memory._fusion` says why; ``bench/README.md`` has
   the figures).
+* **Opening**: :func:`open_store` opens the store a path or URL names (a SQLite file,
+  ``sqlite:///``, ``postgresql://``), the one place that picks a backend by URL.
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
   blocks the first time an agent is used (Letta's ``persona`` and ``human`` by
   :func:`default_template`, or a :class:`AgentTemplate` from :func:`load_template`).
@@ -35,7 +40,9 @@ Example:
     ...     hits = await store.search("ada", "travel plans in Japan")
 """
 
+from satchel.memory._backend import MemoryBackend
 from satchel.memory._fusion import Fusion
+from satchel.memory._gated import GatedStore
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -84,7 +91,9 @@ __all__ = [
     "ConsentRequest",
     "Domain",
     "Fusion",
+    "GatedStore",
     "ImportReport",
+    "MemoryBackend",
     "MemoryStore",
     "Message",
     "OnConflict",

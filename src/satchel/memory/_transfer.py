@@ -1,17 +1,17 @@
 """Export and import, written once for every backend.
 
 Paging, batching, record checks and embedding are the same whatever the database; a
-backend supplies only the four database steps (:meth:`RecordTransfer._agents`,
-:meth:`~RecordTransfer._block_page`, :meth:`~RecordTransfer._message_page`,
-:meth:`~RecordTransfer._restore`).
+backend supplies only the four database steps (:meth:`~.MemoryBackend.agents`,
+:meth:`~.MemoryBackend.block_page`, :meth:`~.MemoryBackend.message_page`,
+:meth:`~.MemoryBackend.restore`), and :class:`~satchel.memory.GatedStore` calls
+:func:`export_records` and :func:`import_records` with its backend.
 """
 
 from __future__ import annotations
 
 import itertools
-from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,16 @@ from satchel.memory._models import (
     validate_agent,
 )
 
-__all__ = ["MAX_EMBED_CHARS", "RecordTransfer", "RestoreBatch", "add_reports", "conflict_error"]
+if TYPE_CHECKING:
+    from satchel.memory._backend import MemoryBackend, RestoreBatch
+
+__all__ = [
+    "MAX_EMBED_CHARS",
+    "add_reports",
+    "conflict_error",
+    "export_records",
+    "import_records",
+]
 
 MAX_EMBED_CHARS = 4_000
 """Texts are embedded from their first this-many characters: the model reads 256
@@ -37,9 +46,6 @@ _PAGE = 500
 _EMBED_CHUNK = 64
 
 F32 = npt.NDArray[np.float32]
-
-RestoreBatch = tuple[Sequence[Block | Message], Sequence[F32 | None]]
-"""Checked records and their vectors (``None`` for no vector), written together."""
 
 
 def add_reports(first: ImportReport, second: ImportReport) -> ImportReport:
@@ -62,109 +68,80 @@ def conflict_error(record: Block | Message) -> AlreadyExistsError:
     )
 
 
-class RecordTransfer(ABC):
-    """The backend-neutral half of :meth:`~satchel.memory.MemoryStore.export_records`,
-    :meth:`~satchel.memory.MemoryStore.import_records` and
-    :meth:`~satchel.memory.MemoryStore.list_agents`."""
+async def export_records(
+    backend: MemoryBackend, agent: str | None
+) -> AsyncIterator[Block | Message]:
+    """See :meth:`MemoryStore.export_records`. Reads in pages of 500; nothing is held
+    open between pages."""
+    if agent is not None:
+        validate_agent(agent)
+    key: Any = None
+    while True:
+        blocks, key = await backend.block_page(agent, key, _PAGE)
+        for block in blocks:
+            yield block
+        if key is None:
+            break
+    while True:
+        messages, key = await backend.message_page(agent, key, _PAGE)
+        for message in messages:
+            yield message
+        if key is None:
+            break
 
-    _batcher: EmbedBatcher | None
-    _vectors_ok: bool
 
-    @abstractmethod
-    async def _agents(self) -> list[str]:
-        """Every agent that owns a block or a message, sorted."""
+async def import_records(
+    backend: MemoryBackend,
+    batcher: EmbedBatcher | None,
+    records: Iterable[Block | Message],
+    *,
+    on_conflict: OnConflict,
+    batch_size: int,
+) -> ImportReport:
+    """See :meth:`MemoryStore.import_records`; ``batcher`` embeds the records (``None``:
+    store them without vectors)."""
+    if on_conflict not in ("error", "skip", "replace"):
+        raise InvalidInputError(
+            f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
+        )
+    if batch_size < 1:
+        raise InvalidInputError("batch_size must be at least 1")
+    batches = _checked_batches(batcher, records, batch_size)
+    try:
+        return await backend.restore(batches, on_conflict)
+    finally:
+        await batches.aclose()
 
-    @abstractmethod
-    async def _block_page(
-        self, agent: str | None, after: Any, limit: int
-    ) -> tuple[list[Block], Any]:
-        """Up to ``limit`` blocks after the key ``after``, and the next key (``None`` at
-        the end)."""
 
-    @abstractmethod
-    async def _message_page(
-        self, agent: str | None, after: Any, limit: int
-    ) -> tuple[list[Message], Any]:
-        """Up to ``limit`` messages after the key ``after``, and the next key."""
+async def _checked_batches(
+    batcher: EmbedBatcher | None, records: Iterable[Block | Message], batch_size: int
+) -> AsyncGenerator[RestoreBatch]:
+    """The records ``batch_size`` at a time, each batch checked in full, then
+    embedded."""
+    position = 0
+    source = iter(records)
+    while batch := list(itertools.islice(source, batch_size)):
+        checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
+        position += len(checked)
+        yield checked, await _embed_records(batcher, checked)
 
-    @abstractmethod
-    async def _restore(
-        self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
-    ) -> ImportReport:
-        """Write every batch ``batches`` yields, in one transaction: all or nothing.
-        The iterator checks and embeds the next batch when asked, so only one batch is
-        held at a time."""
 
-    async def list_agents(self) -> list[str]:
-        """See :meth:`MemoryStore.list_agents`."""
-        return await self._agents()
-
-    async def export_records(self, agent: str | None = None) -> AsyncIterator[Block | Message]:
-        """See :meth:`MemoryStore.export_records`. Reads in pages of 500; nothing is held
-        open between pages."""
-        if agent is not None:
-            validate_agent(agent)
-        key: Any = None
-        while True:
-            blocks, key = await self._block_page(agent, key, _PAGE)
-            for block in blocks:
-                yield block
-            if key is None:
-                break
-        while True:
-            messages, key = await self._message_page(agent, key, _PAGE)
-            for message in messages:
-                yield message
-            if key is None:
-                break
-
-    async def import_records(
-        self,
-        records: Iterable[Block | Message],
-        *,
-        on_conflict: OnConflict = "error",
-        batch_size: int = 500,
-    ) -> ImportReport:
-        """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
-        restore; the records' own shares are checked against the gate's rule)."""
-        if on_conflict not in ("error", "skip", "replace"):
-            raise InvalidInputError(
-                f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
-            )
-        if batch_size < 1:
-            raise InvalidInputError("batch_size must be at least 1")
-        batches = self._checked_batches(records, batch_size)
-        try:
-            return await self._restore(batches, on_conflict)
-        finally:
-            await batches.aclose()
-
-    async def _checked_batches(
-        self, records: Iterable[Block | Message], batch_size: int
-    ) -> AsyncGenerator[RestoreBatch]:
-        """The records ``batch_size`` at a time, each batch checked in full, then
-        embedded."""
-        position = 0
-        source = iter(records)
-        while batch := list(itertools.islice(source, batch_size)):
-            checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
-            position += len(checked)
-            yield checked, await self._embed_records(checked)
-
-    async def _embed_records(self, records: Sequence[Block | Message]) -> list[F32 | None]:
-        """One vector per record (``None`` for empty text or without vectors), embedded
-        64 texts at a time in a worker thread."""
-        out: list[F32 | None] = [None] * len(records)
-        if self._batcher is None or not self._vectors_ok:
-            return out
-        todo = [
-            (i, (r.value if isinstance(r, Block) else r.content)[:MAX_EMBED_CHARS])
-            for i, r in enumerate(records)
-        ]
-        todo = [(i, text) for i, text in todo if text]
-        for start in range(0, len(todo), _EMBED_CHUNK):
-            chunk = todo[start : start + _EMBED_CHUNK]
-            vectors = await self._batcher.embed([text for _, text in chunk])
-            for (i, _), vector in zip(chunk, vectors, strict=True):
-                out[i] = vector
+async def _embed_records(
+    batcher: EmbedBatcher | None, records: Sequence[Block | Message]
+) -> list[F32 | None]:
+    """One vector per record (``None`` for empty text or without vectors), embedded
+    64 texts at a time in a worker thread."""
+    out: list[F32 | None] = [None] * len(records)
+    if batcher is None:
         return out
+    todo = [
+        (i, (r.value if isinstance(r, Block) else r.content)[:MAX_EMBED_CHARS])
+        for i, r in enumerate(records)
+    ]
+    todo = [(i, text) for i, text in todo if text]
+    for start in range(0, len(todo), _EMBED_CHUNK):
+        chunk = todo[start : start + _EMBED_CHUNK]
+        vectors = await batcher.embed([text for _, text in chunk])
+        for (i, _), vector in zip(chunk, vectors, strict=True):
+            out[i] = vector
+    return out

@@ -9,6 +9,7 @@ from satchel.registry._wrappers import (
     with_logging,
     with_rate_limit,
     with_timeout,
+    with_write_hook,
 )
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "with_logging",
     "with_rate_limit",
     "with_timeout",
+    "with_write_hook",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "with_logging",
     "with_rate_limit",
     "with_timeout",
+    "with_write_hook",
 ]
 
 
@@ -220,3 +221,30 @@ def with_logging(
     (default ``satchel.calls``)."""
     log = logger or logging.getLogger("satchel.calls")
     return _each(target, lambda t: _Logged(t, log, level))
+
+
+class _WriteHook(WrapperTool):
+    def __init__(self, inner: BaseTool, on_write: Callable[[], None]) -> None:
+        super().__init__(inner)
+        self._on_write = on_write
+
+    async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        result = await self.inner.call(args, ctx)
+        if result.error is None and self.inner.spec.annotations_for(args).read_only is not True:
+            self._on_write()
+        return result
+
+
+@overload
+def with_write_hook(target: BaseTool, on_write: Callable[[], None]) -> BaseTool: ...
+@overload
+def with_write_hook(target: ToolRegistry, on_write: Callable[[], None]) -> ToolRegistry: ...
+def with_write_hook(target: BaseTool | ToolRegistry, on_write: Callable[[], None]) -> Any:
+    """Call ``on_write()`` after each successful call that may have changed something
+    (its tool, or that operation, is not read-only), for example to tell MCP clients
+    that the memory resources changed.
+
+    Example:
+        >>> tools = with_write_hook(memory_toolset(store), server.notify_resources_changed)
+    """
+    return _each(target, lambda t: _WriteHook(t, on_write))

@@ -43,9 +43,9 @@ async def test_on_a_large_table_the_commonest_terms_are_dropped_to_stay_in_budge
     texts = [f"common word filler{i % 7}" for i in range(600)]
     texts += ["common platypus", "platypus alone", "another platypus"]
     bulk_archival(pg_url, texts)
-    stats = pg_store._stats  # pyright: ignore[reportPrivateUsage]
+    stats = pg_store.backend._stats  # pyright: ignore[reportPrivateUsage]
     stats.budget = 100
-    async with pg_store._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
+    async with pg_store.backend._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
         chosen = await stats.choose(conn, BLOCKS, ["common", "platypus"])
         assert (chosen.terms, chosen.combine, chosen.cap) == (["platypus"], "or", None)
         # Every term over budget: the AND of the rarest three, capped to the newest
@@ -64,6 +64,6 @@ async def test_on_a_large_table_the_commonest_terms_are_dropped_to_stay_in_budge
 
 async def test_a_small_table_keeps_every_term(pg_store: PostgresStore) -> None:
     await pg_store.create_block("ada", "a", "common platypus", kind=BlockKind.ARCHIVAL)
-    async with pg_store._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
-        chosen = await pg_store._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
+    async with pg_store.backend._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
+        chosen = await pg_store.backend._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
     assert (chosen.terms, chosen.combine) == (["common", "platypus"], "or")

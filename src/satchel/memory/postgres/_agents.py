@@ -14,8 +14,8 @@ from typing import Any, LiteralString
 import numpy as np
 import numpy.typing as npt
 
+from satchel.memory._backend import NewBlock
 from satchel.memory._models import AgentSummary, Block
-from satchel.memory._store_steps import NewBlock
 from satchel.memory.postgres import _blocks
 from satchel.memory.postgres._db import Conn
 

@@ -3,9 +3,11 @@
 Each migration is a SQL script registered with :func:`migration` under a unique name.
 :func:`migrate` first makes sure the extensions exist (``vector`` for pgvector,
 ``unaccent`` for accent-folding full-text search), then runs in order the migrations
-not yet recorded in ``satchel_migrations``, each in one transaction together with its
-record, under a transaction-level advisory lock: many processes may open one new
-database at once and each migration still runs exactly once. Never edit or reorder a
+not yet recorded (as component ``memory``) in the database's one
+``satchel_migrations`` table, through :mod:`satchel._migrations`: each in one
+transaction together with its record, under a transaction-level advisory lock, so many
+processes may open one new database at once and each migration still runs exactly
+once. Never edit or reorder a
 migration that has shipped: append a new one.
 
 Tables carry a ``satchel_`` prefix so the store can share a database (or schema) with
@@ -15,15 +17,22 @@ in the URL.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import errors, sql
 
-from satchel._errors import SatchelUsageError, StorageError
+from satchel._errors import StorageError
+from satchel._migrations import (
+    LOCK_KEY,
+    Migration,
+    add_migration,
+    migrate_postgres,
+    postgres_applied,
+)
 
 __all__ = [
+    "COMPONENT",
     "LOCK_KEY",
     "MIGRATIONS",
     "REQUIRED_EXTENSIONS",
@@ -32,26 +41,13 @@ __all__ = [
     "migrate",
 ]
 
-LOCK_KEY = 0x5A7C4E1
-"""The advisory lock key that serialises schema changes (migrations, the embedding
-model claim) across every process using the database."""
-
-
-@dataclass(kw_only=True, frozen=True)
-class _Migration:
-    name: str
-    sql: str
-
-
-MIGRATIONS: list[_Migration] = []
+MIGRATIONS: list[Migration] = []
 """Every migration, in the order they run."""
 
 
 def migration(name: str, sql: str) -> None:
     """Append a migration called ``name`` that runs the SQL script ``sql``."""
-    if any(m.name == name for m in MIGRATIONS):
-        raise SatchelUsageError(f"duplicate migration name {name!r}")
-    MIGRATIONS.append(_Migration(name=name, sql=sql))
+    add_migration(MIGRATIONS, name, sql)
 
 
 # Full-text configuration: Snowball English stemming without a stop-word list (like
@@ -199,16 +195,13 @@ async def ensure_extensions(conn: psycopg.AsyncConnection[Any]) -> None:
             continue  # another process created it at the same moment
 
 
+COMPONENT = "memory"
+"""The memory store's name in the migrations table."""
+
+
 async def applied_migrations(conn: psycopg.AsyncConnection[Any]) -> list[str]:
-    """The names of the migrations recorded in the database, in the order applied."""
-    await conn.execute(
-        "CREATE TABLE IF NOT EXISTS satchel_migrations ("
-        " position integer PRIMARY KEY,"
-        " name text NOT NULL UNIQUE,"
-        " applied_at timestamptz NOT NULL DEFAULT now())"
-    )
-    cursor = await conn.execute("SELECT name FROM satchel_migrations ORDER BY position")
-    return [str(row[0]) for row in await cursor.fetchall()]
+    """The names of the memory migrations recorded in the database, in order."""
+    return await postgres_applied(conn, COMPONENT)
 
 
 async def migrate(conn: psycopg.AsyncConnection[Any]) -> list[str]:
@@ -222,27 +215,4 @@ async def migrate(conn: psycopg.AsyncConnection[Any]) -> list[str]:
         StorageError: An extension is missing (see :func:`ensure_extensions`).
     """
     await ensure_extensions(conn)
-    try:
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-            done = await applied_migrations(conn)
-    except errors.UniqueViolation:  # two first-ever openers raced on CREATE TABLE
-        done = await applied_migrations(conn)
-    applied: list[str] = []
-    for position, step in enumerate(MIGRATIONS, start=1):
-        if step.name in done:
-            continue
-        async with conn.transaction():
-            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-            cursor = await conn.execute(
-                "SELECT 1 FROM satchel_migrations WHERE name = %s", (step.name,)
-            )
-            if await cursor.fetchone() is not None:
-                continue  # another process applied it while we waited for the lock
-            await conn.execute(step.sql.encode())
-            await conn.execute(
-                "INSERT INTO satchel_migrations (position, name) VALUES (%s, %s)",
-                (position, step.name),
-            )
-        applied.append(step.name)
-    return applied
+    return await migrate_postgres(conn, COMPONENT, MIGRATIONS)

@@ -15,8 +15,8 @@ import logging
 from typing import LiteralString, cast
 
 from satchel._errors import InvalidInputError
+from satchel._migrations import LOCK_KEY
 from satchel.memory.postgres._db import Conn
-from satchel.memory.postgres._migrations import LOCK_KEY
 
 __all__ = ["HNSW_MAX_DIM", "adopt_model", "claim_model", "dim_sql"]
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from satchel.memory._backend import NewBlock
 from satchel.memory._models import AgentSummary, Block, utc_now
-from satchel.memory._store_steps import NewBlock
 from satchel.memory.sqlite import _blocks
 from satchel.memory.sqlite._messages import BLOCKS, store_vectors
 from satchel.memory.sqlite._rows import agent_id, from_us, to_us

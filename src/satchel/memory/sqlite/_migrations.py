@@ -1,36 +1,27 @@
 """Ordered, named, append-only schema migrations for the SQLite store.
 
 Each migration is a SQL script appended with :func:`migration` under a unique name;
-:func:`migrate` runs, in order, the ones not yet recorded in the
-``_satchel_migrations`` table, each in one transaction together with its record. Never
-edit or reorder a migration that has shipped: append a new one.
+:func:`migrate` has :mod:`satchel._migrations` run, in order, the ones not yet
+recorded (as component ``memory``) in the file's one ``_satchel_migrations`` table.
+Never edit or reorder a migration that has shipped: append a new one.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 
-from satchel._errors import SatchelUsageError
+from satchel._migrations import Migration, add_migration, migrate_sqlite, sqlite_applied
 
-__all__ = ["MIGRATIONS", "TOKENIZER", "applied_migrations", "migrate"]
-
-
-@dataclass(kw_only=True, frozen=True)
-class _Migration:
-    name: str
-    sql: str
+__all__ = ["COMPONENT", "MIGRATIONS", "TOKENIZER", "applied_migrations", "migrate"]
 
 
-MIGRATIONS: list[_Migration] = []
+MIGRATIONS: list[Migration] = []
 """Every migration, in the order they run."""
 
 
 def migration(name: str, sql: str) -> None:
     """Append a migration called ``name`` that runs the SQL script ``sql``."""
-    if any(m.name == name for m in MIGRATIONS):
-        raise SatchelUsageError(f"duplicate migration name {name!r}")
-    MIGRATIONS.append(_Migration(name=name, sql=sql))
+    add_migration(MIGRATIONS, name, sql)
 
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -202,40 +193,20 @@ migration(
 )
 
 
+COMPONENT = "memory"
+"""The memory store's name in the migrations table."""
+
+
 def applied_migrations(conn: sqlite3.Connection) -> list[str]:
-    """The names of the migrations recorded in the database, in the order applied."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS _satchel_migrations ("
-        " name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
-    )
-    rows = conn.execute("SELECT name FROM _satchel_migrations ORDER BY rowid").fetchall()
-    return [str(row[0]) for row in rows]
+    """The names of the memory migrations recorded in the file, in the order applied."""
+    return sqlite_applied(conn, COMPONENT)
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply every pending migration, each atomically with its record.
+    """Apply every pending memory migration, each atomically with its record.
 
     ``conn`` must be in autocommit mode (``isolation_level=None``). Returns the names
     applied now (empty when the database was up to date). Safe to run from several
     processes at once: a migration another process applied first is skipped.
     """
-    applied: list[str] = []
-    for step in MIGRATIONS:
-        if step.name in applied_migrations(conn):
-            continue
-        record = step.name.replace("'", "''")
-        script = (
-            "BEGIN IMMEDIATE;\n"
-            + step.sql
-            + f";\nINSERT INTO _satchel_migrations (name) VALUES ('{record}');\nCOMMIT;"
-        )
-        try:
-            conn.executescript(script)
-        except sqlite3.Error:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if step.name in applied_migrations(conn):
-                continue  # another process won the race
-            raise
-        applied.append(step.name)
-    return applied
+    return migrate_sqlite(conn, COMPONENT, MIGRATIONS)

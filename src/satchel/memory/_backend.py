@@ -1,21 +1,27 @@
 """The database steps a memory backend supplies, and the records passed to them.
 
-:class:`~satchel.memory._store_base.StoreBase` does everything a store does that is not
-a database step; :class:`StoreSteps` declares those steps. A backend (SQLite,
-PostgreSQL) implements each as one read, one write transaction or one statement. The
-write steps on a block get the level the permission gate allowed and re-check it as
-part of the write (raising :class:`~satchel.memory._block_rules.LevelChanged` when it
-moved), except :meth:`StoreSteps._configure`, an operator's write that passes no gate
-and re-checks ownership instead; the export and import steps come from
-:class:`~satchel.memory._transfer.RecordTransfer`.
+:class:`~satchel.memory.GatedStore` does everything a store does that is not a database
+step (argument checks, the permission gate and consent, char-limit mode, embedding,
+search planning, export and import paging) and calls a :class:`MemoryBackend` for the
+rest. A backend (SQLite, PostgreSQL, or a dict in the tests) implements each step as
+one read, one write transaction or one statement, and nothing else: it never sees a
+consent handler or the permission table.
+
+What a write step must still do is keep the write atomic with the facts the gate
+relied on: the write steps on a block get the ``level`` the gate allowed and re-check
+it as part of the write, raising :class:`~satchel.memory._block_rules.LevelChanged`
+when it moved (the gate then runs again), and they apply the shared rules of
+:mod:`satchel.memory._block_rules` (character limit in the mode they are given,
+expected version, replace-once) to the row as it is when written.
+:meth:`MemoryBackend.configure`, an operator's write that passes no gate, re-checks
+ownership instead.
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Protocol, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -24,18 +30,22 @@ from satchel.memory._models import (
     AgentSummary,
     Block,
     BlockKind,
+    ImportReport,
     Message,
+    OnConflict,
     Permission,
     Role,
     SearchHit,
     Unset,
 )
 from satchel.memory._search import SearchRequest
-from satchel.memory._transfer import RecordTransfer
 
-__all__ = ["NewBlock", "NewMessage", "StoreSteps", "TextDomain"]
+__all__ = ["MemoryBackend", "NewBlock", "NewMessage", "RestoreBatch", "TextDomain"]
 
 F32 = npt.NDArray[np.float32]
+
+RestoreBatch = tuple[Sequence[Block | Message], Sequence[F32 | None]]
+"""Checked records and their vectors (``None`` for no vector), written together."""
 
 TextDomain = Literal["blocks", "messages"]
 """The two kinds of embedded text: block values and message contents."""
@@ -69,28 +79,46 @@ class NewMessage(TypedDict):
     metadata: Mapping[str, Any] | None
 
 
-class StoreSteps(RecordTransfer):
-    """The abstract database steps of a memory store (see the module docstring)."""
+class MemoryBackend(Protocol):
+    """The database steps of a memory store (see the module docstring).
 
-    @abstractmethod
-    async def _resolve(self, agent: str, labels: Sequence[str]) -> list[tuple[int, Block]]:
+    Wrap one in :class:`~satchel.memory.GatedStore` to get a
+    :class:`~satchel.memory.MemoryStore`."""
+
+    @property
+    def vectors_ok(self) -> bool:
+        """Whether the stored vectors are the model's given to :meth:`use_model` (so
+        vector search and storing vectors are on)."""
+        ...
+
+    def use_model(self, model: str | None, dim: int | None) -> None:
+        """Called once, first, with the embedder's ``name:dim`` (``None``: no
+        vectors). The backend claims an unclaimed database for it when it opens, or
+        finds another model's vectors there and keeps :attr:`vectors_ok` false."""
+        ...
+
+    async def close(self) -> None:
+        """Close every connection. Idempotent."""
+        ...
+
+    async def resolve(self, agent: str, labels: Sequence[str]) -> list[tuple[int, Block]]:
         """The primary key and block ``agent`` means by each label, read together.
 
         Raises:
             NotFoundError: A label names no block visible to ``agent``, or is
                 ambiguous.
         """
+        ...
 
-    @abstractmethod
-    async def _list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
+    async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         """Every block ``agent`` owns or that is shared with it."""
+        ...
 
-    @abstractmethod
-    async def _insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
+    async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
         """Create the block, with its vector when given, in one write."""
+        ...
 
-    @abstractmethod
-    async def _set_text(
+    async def set_text(
         self,
         agent: str,
         pk: int,
@@ -100,18 +128,26 @@ class StoreSteps(RecordTransfer):
         expected_version: int | None,
         description: str | None,
         vector: F32 | None,
+        hard_limit: bool,
     ) -> Block:
         """Overwrite the value (and maybe the description), with its new vector, in one
         write that re-checks ``level``."""
+        ...
 
-    @abstractmethod
-    async def _append(
-        self, agent: str, pk: int, level: Permission, text: str, separator: str
+    async def append(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        text: str,
+        separator: str,
+        *,
+        hard_limit: bool,
     ) -> Block:
         """Append ``text`` in one write that re-checks ``level``."""
+        ...
 
-    @abstractmethod
-    async def _replace(
+    async def replace(
         self,
         agent: str,
         pk: int,
@@ -120,19 +156,20 @@ class StoreSteps(RecordTransfer):
         new: str,
         *,
         expected_version: int | None,
+        hard_limit: bool,
     ) -> Block:
         """Replace the single occurrence of ``old`` in one write that re-checks
         ``level``."""
+        ...
 
-    @abstractmethod
-    async def _delete(
+    async def delete(
         self, agent: str, pk: int, level: Permission, *, expected_version: int | None
     ) -> Block:
         """Delete the block in one write that re-checks ``level``; returns it as it
         was."""
+        ...
 
-    @abstractmethod
-    async def _set_kind(
+    async def set_kind(
         self,
         agent: str,
         pk: int,
@@ -142,9 +179,9 @@ class StoreSteps(RecordTransfer):
         expected_version: int | None,
     ) -> Block:
         """Move the block to ``kind`` in one write that re-checks ``level``."""
+        ...
 
-    @abstractmethod
-    async def _swap(
+    async def swap(
         self,
         agent: str,
         archive: tuple[int, Permission],
@@ -152,9 +189,9 @@ class StoreSteps(RecordTransfer):
     ) -> tuple[Block, Block]:
         """Archive one ``(pk, level)`` and load the other in one write, both or
         neither."""
+        ...
 
-    @abstractmethod
-    async def _set_share(
+    async def set_share(
         self,
         agent: str,
         pk: int,
@@ -164,9 +201,9 @@ class StoreSteps(RecordTransfer):
     ) -> Block:
         """Share the block with ``recipient`` at ``permission`` (unshare with
         ``None``) in one write that re-checks ``level``."""
+        ...
 
-    @abstractmethod
-    async def _configure(
+    async def configure(
         self,
         agent: str,
         pk: int,
@@ -178,9 +215,9 @@ class StoreSteps(RecordTransfer):
         """Apply :func:`~satchel.memory._block_rules.configured` to the block in one
         write that re-checks ``agent`` owns it; bump the version only when something
         changed. Text, tags, kind and vector stay as they are."""
+        ...
 
-    @abstractmethod
-    async def _initialise_agent(
+    async def initialise_agent(
         self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
     ) -> list[Block] | None:
         """Record ``agent`` as set up from ``template`` and create each block whose
@@ -190,22 +227,22 @@ class StoreSteps(RecordTransfer):
         Safe against another process doing the same at once: exactly one of them
         creates the blocks.
         """
+        ...
 
-    @abstractmethod
-    async def _is_set_up(self, agent: str) -> bool:
+    async def is_set_up(self, agent: str) -> bool:
         """Whether ``agent`` was set up (a cheap read before embedding a template)."""
+        ...
 
-    @abstractmethod
-    async def _agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+    async def agent_summaries(self, agent: str | None) -> list[AgentSummary]:
         """Every agent that was set up or owns a block or a message (or only
         ``agent``), sorted by name."""
+        ...
 
-    @abstractmethod
-    async def _insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
+    async def insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
         """Add the message, with its vector when given, in one write."""
+        ...
 
-    @abstractmethod
-    async def _list_messages(
+    async def list_messages(
         self,
         agent: str,
         *,
@@ -214,34 +251,60 @@ class StoreSteps(RecordTransfer):
         before: datetime | None,
     ) -> list[Message]:
         """The latest ``limit`` messages, oldest first."""
+        ...
 
-    @abstractmethod
-    async def _search(self, request: SearchRequest) -> list[SearchHit]:
+    async def search(self, request: SearchRequest) -> list[SearchHit]:
         """Run a prepared search in one read."""
+        ...
 
-    @abstractmethod
-    async def _block_text(self, pk: int) -> str:
+    async def block_text(self, pk: int) -> str:
         """The block's current value (``""`` if it is gone)."""
+        ...
 
-    @abstractmethod
-    async def _store_vectors(
+    async def store_vectors(
         self, domain: TextDomain, items: Sequence[tuple[int, str]], vectors: F32
     ) -> None:
         """Store the vector of each ``(pk, text)`` whose row still holds exactly
         ``text`` (a newer write wins over a late embedding)."""
+        ...
 
-    @abstractmethod
-    async def _count_texts(self) -> int:
+    async def count_texts(self) -> int:
         """How many non-empty blocks and messages there are."""
+        ...
 
-    @abstractmethod
-    async def _adopt_model(self) -> None:
-        """Drop every stored vector and record the current embedder as the
-        database's model."""
+    async def adopt_model(self) -> None:
+        """Drop every stored vector and record the model given to :meth:`use_model`
+        as the database's; :attr:`vectors_ok` is true afterwards."""
+        ...
 
-    @abstractmethod
-    async def _texts_to_embed(
+    async def texts_to_embed(
         self, domain: TextDomain, after_pk: int, limit: int
     ) -> list[tuple[int, str]]:
         """The next ``limit`` non-empty ``(pk, text)`` pairs of ``domain`` with ``pk >
         after_pk``."""
+        ...
+
+    async def agents(self) -> list[str]:
+        """Every agent that owns a block or a message, sorted."""
+        ...
+
+    async def block_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Block], Any]:
+        """Up to ``limit`` blocks after the key ``after``, and the next key (``None`` at
+        the end)."""
+        ...
+
+    async def message_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Message], Any]:
+        """Up to ``limit`` messages after the key ``after``, and the next key."""
+        ...
+
+    async def restore(
+        self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
+    ) -> ImportReport:
+        """Write every batch ``batches`` yields, in one transaction: all or nothing.
+        The iterator checks and embeds the next batch when asked, so only one batch is
+        held at a time."""
+        ...

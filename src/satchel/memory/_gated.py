@@ -1,32 +1,34 @@
-"""Everything a memory store does that is not a database step, written once.
+"""The one memory store: :class:`GatedStore`, the policy in front of any backend.
 
-:class:`StoreBase` implements the public methods of :class:`~satchel.memory.MemoryStore`
-for every backend: argument checks, the permission gate
-(:func:`~satchel.memory._permissions.authorize`) with its retry loop, the reasons a
-consent handler is shown, embedding (and the coalesced re-embedding of a block after an
-append or a replace), preparing a search, and re-embedding page by page. A backend
-subclasses it and supplies only the database steps declared by
-:class:`~satchel.memory._store_steps.StoreSteps` (export and import's among them, from
-:class:`~satchel.memory._transfer.RecordTransfer`), each one read, one write
-transaction or one statement. This is httpx's split between its sync and async
-clients: one base for everything but I/O.
+A :class:`~satchel.memory.MemoryBackend` supplies the database steps (each one read,
+one write transaction or one statement); :class:`GatedStore` wraps one and does
+everything else, once for every backend: argument checks, the permission gate
+(DESIGN §4's table, asking the consent handler) with its retry loop
+(:mod:`satchel.memory._gate`), the reasons a consent handler is shown, the char-limit
+mode, embedding (:class:`~satchel.memory._vector_upkeep.VectorUpkeep`), preparing a
+search, and paging export and import (:mod:`satchel.memory._transfer`). So a backend
+that implements only the steps still gets the gate and consent; it cannot skip them.
 
 What stays with each backend is what really differs: connecting and closing,
-migrations, the SQL, and how a write re-checks the level the gate allowed. SQLite
-re-reads the level inside the write transaction; PostgreSQL makes it part of the
-writing statement. Either way a write step raises
-:class:`~satchel.memory._block_rules.LevelChanged` when the level moved, and the gate
-runs again (at most five times).
+migrations, the SQL, and how a write re-checks the level the gate allowed (SQLite
+inside the write transaction, PostgreSQL in the writing statement).
 """
 
 from __future__ import annotations
 
 import logging
-from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -38,17 +40,19 @@ from satchel._errors import (
     VersionConflictError,
 )
 from satchel.embed import Embedder, default_embedder
-from satchel.memory._block_rules import LevelChanged
-from satchel.memory._embedding import EmbedBatcher
+from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
 from satchel.memory._fts import query_terms
-from satchel.memory._fusion import Fusion
+from satchel.memory._fusion import DEFAULT_FUSION, Fusion
+from satchel.memory._gate import gated_swap, gated_write
 from satchel.memory._models import (
     UNSET,
     AgentSummary,
     Block,
     BlockKind,
     Domain,
+    ImportReport,
     Message,
+    OnConflict,
     Permission,
     Role,
     SearchFilters,
@@ -60,14 +64,14 @@ from satchel.memory._models import (
     validate_agent,
     validate_label,
 )
-from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin, authorize
-from satchel.memory._protocol import ProgressCallback
+from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin
+from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
-from satchel.memory._store_steps import NewBlock, NewMessage, StoreSteps, TextDomain
 from satchel.memory._template import AgentTemplate, default_template
-from satchel.memory._transfer import MAX_EMBED_CHARS
+from satchel.memory._transfer import export_records, import_records
+from satchel.memory._vector_upkeep import VectorUpkeep
 
-__all__ = ["StoreBase"]
+__all__ = ["GatedStore"]
 
 logger = logging.getLogger("satchel.memory")
 
@@ -77,36 +81,51 @@ _ROLES = ("user", "assistant", "system", "tool")
 _RETRIES = 5
 
 
-class StoreBase(StoreSteps):
-    """The backend-neutral half of a memory store; see the module docstring.
+class GatedStore:
+    """A :class:`~satchel.memory.MemoryStore` made of a backend and the policy in
+    front of it; see the module docstring.
+
+    :class:`~satchel.memory.SQLiteStore` and
+    :class:`~satchel.memory.postgres.PostgresStore` are gated stores on satchel's two
+    backends; wrap your own :class:`~satchel.memory.MemoryBackend` directly.
 
     Args:
+        backend: The database steps.
         embedder: The embedding model: ``"default"`` for satchel's local model, any
             :class:`~satchel.embed.Embedder`, or ``None`` for BM25-only search.
-        consent: Asked when a write needs consent.
+        consent: Asked when a write needs consent (see
+            :mod:`satchel.memory._permissions`); ``None`` makes such writes raise
+            :class:`~satchel.ConsentRequiredError`.
         char_limit_mode: ``hard`` refuses a write past a block's ``char_limit``;
             ``soft`` accepts it and logs a warning.
         fusion: How hybrid search combines full-text and vector scores.
+
+    Example:
+        >>> store = GatedStore(MyBackend(), embedder=None, consent=broker)  # doctest: +SKIP
+        >>> await store.append_to_block("ada", "human", "Likes tea.")  # doctest: +SKIP
     """
 
     def __init__(
         self,
+        backend: MemoryBackend,
         *,
-        embedder: Embedder | Literal["default"] | None,
-        consent: ConsentHandler | None,
-        char_limit_mode: Literal["hard", "soft"],
-        fusion: Fusion,
+        embedder: Embedder | Literal["default"] | None = "default",
+        consent: ConsentHandler | None = None,
+        char_limit_mode: Literal["hard", "soft"] = "hard",
+        fusion: Fusion = DEFAULT_FUSION,
     ) -> None:
         if embedder == "default":
             embedder = default_embedder()
+        self.backend = backend
         self.embedder: Embedder | None = embedder
         self.consent = consent
         self.hard_limit = char_limit_mode == "hard"
         self.fusion = fusion
-        self._batcher = EmbedBatcher(embedder) if embedder is not None else None
-        self._vectors_ok = False
-        self._dirty: set[int] = set()
-        self._refreshing: set[int] = set()
+        if embedder is None:
+            backend.use_model(None, None)
+        else:
+            backend.use_model(f"{embedder.name}:{embedder.dim}", embedder.dim)
+        self._vectors = VectorUpkeep(backend, embedder)
 
     async def __aenter__(self) -> Self:
         return self
@@ -119,57 +138,11 @@ class StoreBase(StoreSteps):
     ) -> None:
         await self.close()
 
-    @abstractmethod
     async def close(self) -> None:
-        """Close every connection. Idempotent."""
+        """Close the backend's connections. Idempotent."""
+        await self.backend.close()
 
     # --- plumbing ------------------------------------------------------------------
-
-    @property
-    def _model_id(self) -> str:
-        assert self.embedder is not None
-        return f"{self.embedder.name}:{self.embedder.dim}"
-
-    async def _embed_one(self, text: str) -> F32 | None:
-        if self._batcher is None or not self._vectors_ok or not text:
-            return None
-        return (await self._batcher.embed([text[:MAX_EMBED_CHARS]]))[0]
-
-    async def _refresh_block_vector(self, pk: int, text: str) -> None:
-        """Embed a block's text after a write that changed it (``text`` is the value
-        the write left).
-
-        Coalesced per block: while one call is embedding, later calls only mark the
-        block dirty and return, and the running call embeds the newest text once more.
-        So a burst of appends costs a few embeddings, not one per append, and the
-        vector catches up with the last write.
-        """
-        if self._batcher is None or not self._vectors_ok:
-            return
-        self._dirty.add(pk)
-        if pk in self._refreshing:
-            return
-        self._refreshing.add(pk)
-        try:
-            latest: str | None = text
-            while pk in self._dirty:
-                self._dirty.discard(pk)
-                await self._embed_block_now(self._batcher, pk, latest)
-                latest = None  # a later write changed it: read the newest text
-        finally:
-            self._refreshing.discard(pk)
-
-    async def _embed_block_now(self, batcher: EmbedBatcher, pk: int, text: str | None) -> None:
-        if text is None:
-            text = await self._block_text(pk)
-        if not text:
-            return
-        try:
-            vectors = await batcher.embed([text[:MAX_EMBED_CHARS]])
-        except Exception:  # the write is committed; a missing vector is healed by reembed()
-            logger.exception("embedding block %d failed; its vector is missing", pk)
-            return
-        await self._store_vectors("blocks", [(pk, text)], vectors)
 
     async def _gated(
         self,
@@ -183,29 +156,17 @@ class StoreBase(StoreSteps):
         content: Any = None,
         origin: RequestOrigin | None = None,
     ) -> tuple[int, _T]:
-        """Resolve ``label`` for ``agent``, pass the permission gate (nothing is held
-        open while a consent handler decides), then run ``write(pk, level)``, a
-        database step that re-checks the level the gate allowed."""
-        validate_agent(agent)
-        for _ in range(_RETRIES):
-            [(pk, block)] = await self._resolve(agent, [label])
-            level = await authorize(
-                operation,
-                block=block,
-                agent=agent,
-                consent=self.consent,
-                reason=reason(block),
-                share_level=share_level,
-                content=content,
-                origin=origin,
-            )
-            try:
-                return pk, await write(pk, level)
-            except LevelChanged:
-                continue
-        raise VersionConflictError(
-            f"the permissions of block {label!r} kept changing; try again",
-            details={"label": label},
+        return await gated_write(
+            self.backend,
+            self.consent,
+            agent,
+            label,
+            operation,
+            reason,
+            write,
+            share_level=share_level,
+            content=content,
+            origin=origin,
         )
 
     # --- blocks --------------------------------------------------------------------
@@ -242,12 +203,12 @@ class StoreBase(StoreSteps):
             metadata=metadata,
             hard_limit=self.hard_limit,
         )
-        return await self._insert_block(new, await self._embed_one(value))
+        return await self.backend.insert_block(new, await self._vectors.embed_one(value))
 
     async def get_block(self, agent: str, label: str) -> Block:
         """See :meth:`MemoryStore.get_block`."""
         validate_agent(agent)
-        [(_, block)] = await self._resolve(agent, [label])
+        [(_, block)] = await self.backend.resolve(agent, [label])
         return block
 
     async def list_blocks(
@@ -255,7 +216,7 @@ class StoreBase(StoreSteps):
     ) -> list[Block]:
         """See :meth:`MemoryStore.list_blocks`."""
         validate_agent(agent)
-        return await self._list_visible(agent, kinds)
+        return await self.backend.list_visible(agent, kinds)
 
     async def update_block_text(
         self,
@@ -268,7 +229,7 @@ class StoreBase(StoreSteps):
         origin: RequestOrigin | None = None,
     ) -> Block:
         """See :meth:`MemoryStore.update_block_text`."""
-        vector = await self._embed_one(value)
+        vector = await self._vectors.embed_one(value)
         _, block = await self._gated(
             agent,
             label,
@@ -276,7 +237,7 @@ class StoreBase(StoreSteps):
             lambda b: (
                 f"overwrite block {b.label!r} ({b.chars} characters) with {len(value)} characters"
             ),
-            lambda pk, level: self._set_text(
+            lambda pk, level: self.backend.set_text(
                 agent,
                 pk,
                 level,
@@ -284,6 +245,7 @@ class StoreBase(StoreSteps):
                 expected_version=expected_version,
                 description=description,
                 vector=vector,
+                hard_limit=self.hard_limit,
             ),
             content={"value": value, "description": description},
             origin=origin,
@@ -305,11 +267,13 @@ class StoreBase(StoreSteps):
             label,
             Operation.APPEND,
             lambda b: f"append {len(text)} characters to block {b.label!r}",
-            lambda pk, level: self._append(agent, pk, level, text, separator),
+            lambda pk, level: self.backend.append(
+                agent, pk, level, text, separator, hard_limit=self.hard_limit
+            ),
             content={"text": text, "separator": separator},
             origin=origin,
         )
-        await self._refresh_block_vector(pk, block.value)
+        await self._vectors.refresh_block(pk, block.value)
         return block
 
     async def replace_in_block(
@@ -330,13 +294,19 @@ class StoreBase(StoreSteps):
             lambda b: (
                 f"replace {len(old)} characters of block {b.label!r} with {len(new)} characters"
             ),
-            lambda pk, level: self._replace(
-                agent, pk, level, old, new, expected_version=expected_version
+            lambda pk, level: self.backend.replace(
+                agent,
+                pk,
+                level,
+                old,
+                new,
+                expected_version=expected_version,
+                hard_limit=self.hard_limit,
             ),
             content={"old": old, "new": new},
             origin=origin,
         )
-        await self._refresh_block_vector(pk, block.value)
+        await self._vectors.refresh_block(pk, block.value)
         return block
 
     async def delete_block(
@@ -353,7 +323,9 @@ class StoreBase(StoreSteps):
             label,
             Operation.DELETE,
             lambda b: f"delete block {b.label!r} ({b.chars} characters)",
-            lambda pk, level: self._delete(agent, pk, level, expected_version=expected_version),
+            lambda pk, level: self.backend.delete(
+                agent, pk, level, expected_version=expected_version
+            ),
             origin=origin,
         )
         return block
@@ -374,7 +346,7 @@ class StoreBase(StoreSteps):
             label,
             Operation.KIND_CHANGE,
             lambda b: f"move block {b.label!r} from {b.kind.value} to {kind.value} memory",
-            lambda pk, level: self._set_kind(
+            lambda pk, level: self.backend.set_kind(
                 agent, pk, level, kind, expected_version=expected_version
             ),
             content={"kind": kind.value},
@@ -391,30 +363,9 @@ class StoreBase(StoreSteps):
         origin: RequestOrigin | None = None,
     ) -> tuple[Block, Block]:
         """See :meth:`MemoryStore.swap_blocks`."""
-        validate_agent(agent)
-        for _ in range(_RETRIES):
-            (pk_a, block_a), (pk_l, block_l) = await self._resolve(
-                agent, [archive_label, load_label]
-            )
-            if pk_a == pk_l:
-                raise InvalidInputError("swap needs two different blocks")
-            levels = [
-                await authorize(
-                    Operation.KIND_CHANGE,
-                    block=block,
-                    agent=agent,
-                    consent=self.consent,
-                    reason=f"swap: move block {block.label!r} to {target.value} memory",
-                    content={"kind": target.value},
-                    origin=origin,
-                )
-                for block, target in ((block_a, BlockKind.ARCHIVAL), (block_l, BlockKind.WORKING))
-            ]
-            try:
-                return await self._swap(agent, (pk_a, levels[0]), (pk_l, levels[1]))
-            except LevelChanged:
-                continue
-        raise VersionConflictError("the permissions of the blocks kept changing; try again")
+        return await gated_swap(
+            self.backend, self.consent, agent, archive_label, load_label, origin
+        )
 
     async def configure_block(
         self,
@@ -431,7 +382,7 @@ class StoreBase(StoreSteps):
             permission = Permission(permission)
         if not isinstance(char_limit, Unset) and char_limit is not None and char_limit < 0:
             raise InvalidInputError("char_limit must be >= 0")
-        [(pk, block)] = await self._resolve(agent, [label])
+        [(pk, block)] = await self.backend.resolve(agent, [label])
         if block.agent != agent:
             raise PermissionDeniedError(
                 f"only the owner {block.agent!r} may configure block {block.label!r}",
@@ -439,7 +390,7 @@ class StoreBase(StoreSteps):
             )
         if permission is None and isinstance(char_limit, Unset) and description is None:
             return block
-        return await self._configure(
+        return await self.backend.configure(
             agent, pk, permission=permission, char_limit=char_limit, description=description
         )
 
@@ -488,33 +439,31 @@ class StoreBase(StoreSteps):
         )
         return block
 
+    async def _set_share(
+        self, agent: str, pk: int, level: Permission, recipient: str, permission: Permission | None
+    ) -> Block:
+        if recipient == agent:  # past the gate, ``agent`` is the owner
+            raise InvalidInputError("a block cannot be shared with its own owner")
+        return await self.backend.set_share(agent, pk, level, recipient, permission)
+
     # --- agents --------------------------------------------------------------------
 
     async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
         """See :meth:`MemoryStore.ensure_agent`."""
         validate_agent(agent)
-        if await self._is_set_up(agent):
+        if await self.backend.is_set_up(agent):
             return []
         chosen = default_template() if template is None else template
         blocks: list[tuple[NewBlock, F32 | None]] = []
-        for spec in chosen.blocks:
+        for spec in chosen.blocks:  # a BlockTemplate has exactly NewBlock's block fields
+            fields = spec.model_dump()
             new = NewBlock(
-                agent=agent,
-                label=spec.label,
-                value=spec.value,
-                description=spec.description,
-                kind=spec.kind,
-                permission=spec.permission,
-                char_limit=spec.char_limit,
-                pinned=spec.pinned,
-                tags=(),
-                metadata=None,
-                hard_limit=self.hard_limit,
+                agent=agent, **fields, tags=(), metadata=None, hard_limit=self.hard_limit
             )
-            blocks.append((new, await self._embed_one(spec.value)))
+            blocks.append((new, await self._vectors.embed_one(spec.value)))
         for _ in range(_RETRIES):
             try:
-                made = await self._initialise_agent(agent, chosen.name, blocks)
+                made = await self.backend.initialise_agent(agent, chosen.name, blocks)
             except AlreadyExistsError:  # a block of that label appeared meanwhile
                 continue
             if made:
@@ -531,7 +480,7 @@ class StoreBase(StoreSteps):
         """See :meth:`MemoryStore.describe_agents`."""
         if agent is not None:
             validate_agent(agent)
-        return await self._agent_summaries(agent)
+        return await self.backend.agent_summaries(agent)
 
     # --- messages ------------------------------------------------------------------
 
@@ -561,7 +510,7 @@ class StoreBase(StoreSteps):
             tags=normalise_tags(tags),
             metadata=metadata,
         )
-        return await self._insert_message(new, await self._embed_one(content))
+        return await self.backend.insert_message(new, await self._vectors.embed_one(content))
 
     async def list_messages(
         self,
@@ -575,7 +524,7 @@ class StoreBase(StoreSteps):
         validate_agent(agent)
         if limit < 1:
             raise InvalidInputError("limit must be at least 1")
-        return await self._list_messages(
+        return await self.backend.list_messages(
             agent, conversation_id=conversation_id, limit=limit, before=before
         )
 
@@ -599,40 +548,50 @@ class StoreBase(StoreSteps):
         request = SearchRequest(
             agent=agent,
             terms=query_terms(query),
-            query_vector=await self._embed_one(query.strip()) if mode != "bm25" else None,
+            query_vector=await self._vectors.embed_one(query.strip()) if mode != "bm25" else None,
             plan=plan_search(Domain(domains), filters),
             filters=filters,
             limit=limit,
             mode=mode,
             fusion=self.fusion,
         )
-        return await self._search(request)
+        return await self.backend.search(request)
 
-    # --- maintenance ---------------------------------------------------------------
+    # --- maintenance, export and import -------------------------------------------
 
     async def reembed(
         self, *, progress: ProgressCallback | None = None, batch_size: int = 64
     ) -> int:
         """See :meth:`MemoryStore.reembed`. Re-embeds everything, and adopts the current
         embedder for a database that held another model's vectors."""
-        if self._batcher is None:
-            return 0
-        batcher = self._batcher
-        total = await self._count_texts()
-        if not self._vectors_ok:
-            await self._adopt_model()
-            self._vectors_ok = True
-        done = 0
-        if progress is not None:
-            progress(0, total)
-        domains: tuple[TextDomain, ...] = ("blocks", "messages")
-        for domain in domains:
-            after = 0
-            while items := await self._texts_to_embed(domain, after, batch_size):
-                vectors = await batcher.embed([text[:MAX_EMBED_CHARS] for _, text in items])
-                await self._store_vectors(domain, items, vectors)
-                after = items[-1][0]
-                done += len(items)
-                if progress is not None:
-                    progress(min(done, total), max(total, done))
-        return done
+        return await self._vectors.reembed(progress, batch_size)
+
+    async def list_agents(self) -> list[str]:
+        """See :meth:`MemoryStore.list_agents`."""
+        return await self.backend.agents()
+
+    def export_records(self, agent: str | None = None) -> AsyncIterator[Block | Message]:
+        """See :meth:`MemoryStore.export_records`. Reads in pages of 500; nothing is held
+        open between pages."""
+        return export_records(self.backend, agent)
+
+    async def import_records(
+        self,
+        records: Iterable[Block | Message],
+        *,
+        on_conflict: OnConflict = "error",
+        batch_size: int = 500,
+    ) -> ImportReport:
+        """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
+        restore; the records' own shares are checked against the gate's rule)."""
+        return await import_records(
+            self.backend,
+            self._vectors.active,
+            records,
+            on_conflict=on_conflict,
+            batch_size=batch_size,
+        )
+
+
+if TYPE_CHECKING:  # the type checker proves GatedStore implements the protocol
+    _implements: type[MemoryStore] = GatedStore

@@ -1,0 +1,56 @@
+"""The agent runtime: :class:`Agent` runs a model with satchel's tools and memory, one
+turn at a time, under tool rules (:mod:`satchel.rules`), recording the conversation in
+the memory store.
+
+Example:
+    >>> from satchel.agent import Agent, TestModel, call
+    >>> agent = Agent("ada", TestModel([call("context", {"operation": "list"}), "Hi!"]),
+    ...               memory=store)
+    >>> result = await agent.run("Hello")
+    >>> result.reply, result.stop
+    ('Hi!', 'reply')
+
+Models: :class:`TestModel` and :class:`FunctionModel` (scripted, no network), and
+:func:`model_from_string` for ``openai:MODEL`` (any OpenAI-compatible server) through
+the official SDK (``pip install 'satchel[openai]'``).
+"""
+
+from satchel.agent._agent import Agent
+from satchel.agent._context import ContextBudget, counter_for, fit_history
+from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
+from satchel.agent._models import FunctionModel, Model, TestModel, call
+from satchel.agent._providers import model_from_string
+from satchel.agent._run import (
+    ApprovalEvent,
+    FinalEvent,
+    RunEvent,
+    RunResult,
+    StopReason,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+
+__all__ = [
+    "Agent",
+    "ApprovalEvent",
+    "ChatMessage",
+    "ContextBudget",
+    "FinalEvent",
+    "FunctionModel",
+    "Model",
+    "ModelRequest",
+    "ModelResponse",
+    "RunEvent",
+    "RunResult",
+    "StopReason",
+    "TestModel",
+    "TextEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "Usage",
+    "call",
+    "counter_for",
+    "fit_history",
+    "model_from_string",
+]

@@ -1,0 +1,182 @@
+"""Model providers: ``openai:MODEL`` through the official ``openai`` SDK (Chat
+Completions, so any OpenAI-compatible server by base URL: vLLM, llama.cpp, Ollama, LM
+Studio, OpenRouter), and :func:`model_from_string` to pick one by name.
+
+The SDK is an optional extra (``pip install 'satchel[openai]'``) imported only when an
+OpenAI model is made. Its errors are mapped here to :class:`~satchel.ModelError`; the
+SDK itself retries rate limits and server errors (``max_retries``) with backoff.
+Tool schemas come from satchel's own ``openai`` dialect.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from typing import Any
+
+from satchel._errors import ModelError, SatchelUsageError
+from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
+from satchel.agent._models import Model
+from satchel.providers import parse_openai_tool_calls
+
+__all__ = ["OpenAIModel", "model_from_string"]
+
+
+def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
+    """The model ``spec`` names: ``openai:MODEL`` (``base_url`` or ``$OPENAI_BASE_URL``
+    for another OpenAI-compatible server).
+
+    Raises:
+        SatchelUsageError: an unknown provider, no model name, or the provider's SDK
+            is not installed.
+        ModelError: the API key is missing.
+    """
+    provider, _, name = spec.partition(":")
+    if not name.strip():
+        raise SatchelUsageError(
+            f"{spec!r} is not a model: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini."
+        )
+    if provider == "openai":
+        return OpenAIModel(name, base_url=base_url)
+    raise SatchelUsageError(
+        f"Unknown model provider {provider!r} in {spec!r}; satchel knows 'openai' (any "
+        "OpenAI-compatible server, with --base-url)."
+    )
+
+
+class OpenAIModel:
+    """A model behind the OpenAI Chat Completions API.
+
+    Args:
+        model: The model's name on the server (``gpt-4o-mini``).
+        base_url: Another OpenAI-compatible server (default ``$OPENAI_BASE_URL``, else
+            OpenAI's).
+        api_key: The key (default ``$OPENAI_API_KEY``).
+        max_retries: Retries of rate-limited and failed requests, with backoff.
+        timeout: Seconds per request.
+
+    Raises:
+        SatchelUsageError: the ``openai`` package is not installed.
+        ModelError: no API key.
+    """
+
+    family = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+    ) -> None:
+        try:
+            self._sdk: Any = importlib.import_module("openai")
+        except ImportError as exc:
+            raise SatchelUsageError(
+                "openai: models need the openai package: pip install 'satchel[openai]'."
+            ) from exc
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise ModelError(
+                "OPENAI_API_KEY is not set: export it (any value for a local server that "
+                "needs none).",
+                reason="auth",
+            )
+        self.name = f"openai:{model}"
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self._client: Any = self._sdk.AsyncOpenAI(
+            api_key=key, base_url=self.base_url, max_retries=max_retries, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections. Idempotent."""
+        await self._client.close()
+
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One Chat Completions request.
+
+        Raises:
+            ModelError: the server refused the request or could not be reached.
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": request.system},
+                *(_wire(m) for m in request.messages),
+            ],
+        }
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = "required" if request.require_tool else "auto"
+        try:
+            completion = await self._client.chat.completions.create(**body)
+        except self._sdk.APIError as exc:
+            raise self._mapped(exc) from exc
+        message = completion.choices[0].message
+        usage = completion.usage
+        return ModelResponse(
+            text=message.content or "",
+            tool_calls=tuple(parse_openai_tool_calls(message)),
+            usage=Usage(
+                input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                requests=1,
+            ),
+        )
+
+    def _mapped(self, exc: Any) -> ModelError:
+        sdk = self._sdk
+        where = self.base_url or "api.openai.com"
+        if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
+            return ModelError(f"{where} refused the API key: {exc.message}", reason="auth")
+        if isinstance(exc, sdk.APIConnectionError):
+            return ModelError(f"cannot reach {where}: {exc}", reason="connection")
+        if isinstance(exc, sdk.RateLimitError):
+            return ModelError(f"{where} kept rate-limiting: {exc.message}", reason="rate_limit")
+        code = getattr(exc, "code", None)
+        if code == "context_length_exceeded":
+            return ModelError(
+                f"the conversation is longer than {self.model}'s context: {exc.message}",
+                reason="context_length",
+            )
+        if isinstance(exc, sdk.BadRequestError):
+            return ModelError(f"{where} refused the request: {exc.message}", reason="bad_request")
+        return ModelError(f"{where} failed: {exc}", reason="server")
+
+
+def _wire(message: ChatMessage) -> dict[str, Any]:
+    if message.role == "tool":
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id or "",
+            "content": message.content,
+        }
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id or f"call_{index}",
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.arguments
+                        if isinstance(call.arguments, str)
+                        else json.dumps(call.arguments, ensure_ascii=False),
+                    },
+                }
+                for index, call in enumerate(message.tool_calls)
+            ],
+        }
+    return {"role": message.role, "content": message.content}

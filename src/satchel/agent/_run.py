@@ -1,0 +1,120 @@
+"""What a run yields while it goes (events) and what it returns (the run record)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from satchel.agent._messages import ChatMessage, Usage
+from satchel.providers import ToolCall
+from satchel.tools import ToolResult
+
+__all__ = [
+    "ApprovalEvent",
+    "FinalEvent",
+    "RunEvent",
+    "RunResult",
+    "StopReason",
+    "TextEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+]
+
+StopReason = Literal["reply", "terminal", "max_steps", "needs_approval", "rules"]
+"""Why a run ended: the model answered, a terminal tool ran, the step limit was hit, a
+call waits for a human's approval, or the rules allowed no further call."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextEvent:
+    """The model said something (the whole text of one response)."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """The model asked for a tool call (``allowed`` is false when the rules refused
+    it; it then does not run)."""
+
+    call: ToolCall
+    allowed: bool = True
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A tool call finished (or was refused)."""
+
+    call: ToolCall
+    result: ToolResult
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalEvent:
+    """A call waits for a human's approval; the run stops with ``needs_approval``."""
+
+    call: ToolCall
+    approval_id: str
+    kind: Literal["approval"] = "approval"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalEvent:
+    """The run ended; :attr:`result` is its record."""
+
+    result: RunResult
+    kind: Literal["final"] = "final"
+
+
+RunEvent = TextEvent | ToolCallEvent | ToolResultEvent | ApprovalEvent | FinalEvent
+"""Everything :meth:`~satchel.agent.Agent.run_stream` yields."""
+
+
+@dataclass(kw_only=True)
+class RunResult:
+    """What happened in one run.
+
+    Attributes:
+        agent: The agent's name.
+        conversation_id: The conversation the run belongs to.
+        reply: What the agent said to the user (its final text, or the content of a
+            terminal ``send_message`` to the user).
+        stop: Why the run ended (:data:`StopReason`).
+        messages: The messages this run added, oldest first.
+        tool_calls: Each call and its result, in order.
+        usage: Tokens used, as the model reported them.
+        pending_approvals: The approval ids of calls that wait for a human.
+    """
+
+    agent: str
+    conversation_id: str
+    reply: str = ""
+    stop: StopReason = "reply"
+    messages: list[ChatMessage] = field(default_factory=list[ChatMessage])
+    tool_calls: list[tuple[ToolCall, ToolResult]] = field(
+        default_factory=list[tuple[ToolCall, ToolResult]]
+    )
+    usage: Usage = field(default_factory=Usage)
+    pending_approvals: list[str] = field(default_factory=list[str])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready record of the run."""
+        return {
+            "agent": self.agent,
+            "conversation_id": self.conversation_id,
+            "reply": self.reply,
+            "stop": self.stop,
+            "tool_calls": [
+                {"id": call.id, "name": call.name, "arguments": call.arguments, **result.to_dict()}
+                for call, result in self.tool_calls
+            ],
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+                "requests": self.usage.requests,
+            },
+            "pending_approvals": self.pending_approvals,
+        }

@@ -1,0 +1,433 @@
+"""The SQLite :class:`SQLiteBackend`: the database steps of the embedded store.
+
+It connects, migrates, and runs each step in a worker thread, reads on a pooled reader
+and writes in one transaction on the writer. A write to a block re-checks the level
+the permission gate allowed first thing in its transaction (:meth:`SQLiteBackend._checked`).
+The gate itself, consent and embedding are :class:`~satchel.memory.GatedStore`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio.from_thread
+import anyio.to_thread
+import numpy as np
+import numpy.typing as npt
+
+from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
+from satchel.memory._models import (
+    AgentSummary,
+    Block,
+    BlockKind,
+    ImportReport,
+    Message,
+    OnConflict,
+    Permission,
+    SearchHit,
+    Unset,
+)
+from satchel.memory._search import SearchRequest
+from satchel.memory._transfer import add_reports
+from satchel.memory.sqlite import _agents, _blocks, _records
+from satchel.memory.sqlite._db import Database, Durability
+from satchel.memory.sqlite._messages import (
+    BLOCKS,
+    MESSAGES,
+    insert_message,
+    list_messages,
+    store_vectors,
+    texts_to_embed,
+)
+from satchel.memory.sqlite._migrations import migrate
+from satchel.memory.sqlite._search_sql import StoredIndexes
+from satchel.memory.sqlite._searcher import run_search
+
+__all__ = ["SQLiteBackend"]
+
+logger = logging.getLogger("satchel.memory")
+
+_T = TypeVar("_T")
+F32 = npt.NDArray[np.float32]
+_DOMAINS: dict[TextDomain, int] = {"blocks": BLOCKS, "messages": MESSAGES}
+
+
+class SQLiteBackend:
+    """The database steps of the embedded memory store: one SQLite file, WAL, FTS5
+    BM25 and a vector index. Implements :class:`~satchel.memory.MemoryBackend`; wrapped
+    by :class:`~satchel.memory.SQLiteStore`.
+
+    The file is opened and migrated by the constructor.
+
+    Args:
+        path: The database file. ``":memory:"`` is not supported (readers need a
+            shared file); use a temporary file.
+        durability: ``normal`` or ``full`` (see :class:`.Database`).
+        busy_timeout: Seconds to wait for another process's write lock.
+    """
+
+    def __init__(
+        self, path: Path, *, durability: Durability = "normal", busy_timeout: float = 10.0
+    ) -> None:
+        self.path = path
+        self._db = Database(self.path, busy_timeout=busy_timeout, durability=durability)
+        self._model: str | None = None
+        self._indexes: StoredIndexes | None = None
+        self.vectors_ok = False
+        try:
+            self.applied_migrations = self._db.setup(migrate)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def use_model(self, model: str | None, dim: int | None) -> None:
+        """Claim the file for ``model`` (see :meth:`MemoryBackend.use_model`)."""
+        self._model = model
+        if model is None or dim is None:
+            return
+        try:
+            self.vectors_ok = self._db.write(self._claim_model)
+        except BaseException:
+            self._db.close()
+            raise
+        self._indexes = StoredIndexes(dim)
+
+    async def close(self) -> None:
+        """Close every connection. Idempotent."""
+        await anyio.to_thread.run_sync(self._db.close)
+
+    def close_now(self) -> None:
+        """Close every connection from this thread (for a constructor that failed)."""
+        self._db.close()
+
+    # --- plumbing ------------------------------------------------------------------
+
+    def _claim_model(self, conn: sqlite3.Connection) -> bool:
+        assert self._model is not None
+        row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('embedding_model', ?)", (self._model,)
+            )
+            return True
+        if row[0] == self._model:
+            return True
+        logger.warning(
+            "the memory database %s holds vectors of %r, not %r: vector search is off "
+            "until reembed() runs",
+            self.path,
+            row[0],
+            self._model,
+        )
+        return False
+
+    async def _read(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
+        return await anyio.to_thread.run_sync(self._db.read, function)
+
+    async def _write(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
+        return await anyio.to_thread.run_sync(self._db.write, function)
+
+    async def _checked(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        write: Callable[[sqlite3.Connection], _T],
+    ) -> _T:
+        """Run ``write`` in one transaction that first re-checks the level the gate
+        allowed."""
+
+        def run(conn: sqlite3.Connection) -> _T:
+            _blocks.check_level(conn, pk, agent, level)
+            return write(conn)
+
+        return await self._write(run)
+
+    # --- blocks: the database steps -------------------------------------------------
+
+    async def resolve(self, agent: str, labels: Sequence[str]) -> list[tuple[int, Block]]:
+        return await self._read(
+            lambda conn: [_blocks.resolve(conn, agent, label) for label in labels]
+        )
+
+    async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
+        return await self._read(lambda conn: _blocks.list_visible(conn, agent, kinds))
+
+    async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
+        def run(conn: sqlite3.Connection) -> Block:
+            pk, block = _blocks.insert(conn, **new)
+            if vector is not None:
+                store_vectors(conn, BLOCKS, [(pk, new["value"])], vector[None, :])
+            return block
+
+        return await self._write(run)
+
+    async def set_text(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        value: str,
+        *,
+        expected_version: int | None,
+        description: str | None,
+        vector: F32 | None,
+        hard_limit: bool,
+    ) -> Block:
+        def write(conn: sqlite3.Connection) -> Block:
+            _, after = _blocks.set_text(
+                conn,
+                pk,
+                value,
+                expected_version=expected_version,
+                description=description,
+                hard_limit=hard_limit,
+            )
+            if vector is not None:
+                store_vectors(conn, BLOCKS, [(pk, value)], vector[None, :])
+            return after
+
+        return await self._checked(agent, pk, level, write)
+
+    async def append(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        text: str,
+        separator: str,
+        *,
+        hard_limit: bool,
+    ) -> Block:
+        return await self._checked(
+            agent,
+            pk,
+            level,
+            lambda conn: _blocks.append(conn, pk, text, separator, hard_limit=hard_limit),
+        )
+
+    async def replace(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        old: str,
+        new: str,
+        *,
+        expected_version: int | None,
+        hard_limit: bool,
+    ) -> Block:
+        return await self._checked(
+            agent,
+            pk,
+            level,
+            lambda conn: _blocks.replace(
+                conn,
+                pk,
+                old,
+                new,
+                expected_version=expected_version,
+                hard_limit=hard_limit,
+            ),
+        )
+
+    async def delete(
+        self, agent: str, pk: int, level: Permission, *, expected_version: int | None
+    ) -> Block:
+        return await self._checked(
+            agent,
+            pk,
+            level,
+            lambda conn: _blocks.delete(conn, pk, expected_version=expected_version),
+        )
+
+    async def set_kind(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        kind: BlockKind,
+        *,
+        expected_version: int | None,
+    ) -> Block:
+        blocks = await self._checked(
+            agent,
+            pk,
+            level,
+            lambda conn: _blocks.set_kinds(conn, [(pk, kind, expected_version)]),
+        )
+        return blocks[0]
+
+    async def swap(
+        self,
+        agent: str,
+        archive: tuple[int, Permission],
+        load: tuple[int, Permission],
+    ) -> tuple[Block, Block]:
+        (a, level_a), (b, level_b) = archive, load
+
+        def run(conn: sqlite3.Connection) -> tuple[Block, Block]:
+            _blocks.check_level(conn, a, agent, level_a)
+            _blocks.check_level(conn, b, agent, level_b)
+            archived, loaded = _blocks.set_kinds(
+                conn, [(a, BlockKind.ARCHIVAL, None), (b, BlockKind.WORKING, None)]
+            )
+            return archived, loaded
+
+        return await self._write(run)
+
+    async def set_share(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        recipient: str,
+        permission: Permission | None,
+    ) -> Block:
+        return await self._checked(
+            agent,
+            pk,
+            level,
+            lambda conn: _blocks.set_share(conn, pk, recipient, permission),
+        )
+
+    async def configure(
+        self,
+        agent: str,
+        pk: int,
+        *,
+        permission: Permission | None,
+        char_limit: int | Unset | None,
+        description: str | None,
+    ) -> Block:
+        return await self._write(
+            lambda conn: _blocks.configure(
+                conn,
+                pk,
+                agent,
+                permission=permission,
+                char_limit=char_limit,
+                description=description,
+            )
+        )
+
+    # --- agents: the database steps ------------------------------------------------
+
+    async def initialise_agent(
+        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
+    ) -> list[Block] | None:
+        return await self._write(lambda conn: _agents.initialise(conn, agent, template, blocks))
+
+    async def is_set_up(self, agent: str) -> bool:
+        return await self._read(lambda conn: _agents.is_set_up(conn, agent))
+
+    async def agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+        return await self._read(lambda conn: _agents.summaries(conn, agent))
+
+    # --- messages and search: the database steps ------------------------------------
+
+    async def insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
+        return await self._write(lambda conn: insert_message(conn, **new, vector=vector))
+
+    async def list_messages(
+        self,
+        agent: str,
+        *,
+        conversation_id: str | None,
+        limit: int,
+        before: datetime | None,
+    ) -> list[Message]:
+        return await self._read(
+            lambda conn: list_messages(
+                conn, agent, conversation_id=conversation_id, limit=limit, before=before
+            )
+        )
+
+    async def search(self, request: SearchRequest) -> list[SearchHit]:
+        indexes = self._indexes if self.vectors_ok else None
+        return await self._read(lambda conn: run_search(conn, indexes, request))
+
+    # --- vectors: the database steps ------------------------------------------------
+
+    async def block_text(self, pk: int) -> str:
+        row = await self._read(
+            lambda conn: conn.execute("SELECT value FROM blocks WHERE pk = ?", (pk,)).fetchone()
+        )
+        return str(row[0]) if row is not None and row[0] else ""
+
+    async def store_vectors(
+        self, domain: TextDomain, items: Sequence[tuple[int, str]], vectors: F32
+    ) -> None:
+        await self._write(lambda conn: store_vectors(conn, _DOMAINS[domain], items, vectors))
+
+    async def count_texts(self) -> int:
+        def count(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM blocks WHERE value != '') + "
+                "(SELECT count(*) FROM messages WHERE content != '')"
+            ).fetchone()
+            return int(row[0])
+
+        return await self._read(count)
+
+    async def adopt_model(self) -> None:
+        assert self._model is not None
+
+        def adopt(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM embeddings")
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('embedding_model', ?)",
+                (self._model,),
+            )
+
+        await self._write(adopt)
+        self.vectors_ok = True
+
+    async def texts_to_embed(
+        self, domain: TextDomain, after_pk: int, limit: int
+    ) -> list[tuple[int, str]]:
+        return await self._read(
+            lambda conn: texts_to_embed(conn, _DOMAINS[domain], after_pk, limit, missing_only=False)
+        )
+
+    # --- export and import: the database steps (GatedStore does the rest) ---------
+
+    async def agents(self) -> list[str]:
+        return await self._read(_records.list_agents)
+
+    async def block_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Block], Any]:
+        return await self._read(lambda conn: _records.export_blocks(conn, agent, after, limit))
+
+    async def message_page(
+        self, agent: str | None, after: Any, limit: int
+    ) -> tuple[list[Message], Any]:
+        return await self._read(lambda conn: _records.export_messages(conn, agent, after, limit))
+
+    async def restore(
+        self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
+    ) -> ImportReport:
+        async def next_batch() -> RestoreBatch | None:
+            return await anext(batches, None)
+
+        def run(conn: sqlite3.Connection) -> ImportReport:
+            # One write transaction for the whole import; each next batch is checked
+            # and embedded on the event loop while this thread waits.
+            report = ImportReport()
+            while (batch := anyio.from_thread.run(next_batch)) is not None:
+                records, vectors = batch
+                done = _records.restore(conn, list(records), list(vectors), on_conflict)
+                report = add_reports(report, done)
+            return report
+
+        return await self._write(run)
+
+
+if TYPE_CHECKING:  # the type checker proves SQLiteBackend implements the protocol
+    _implements: type[MemoryBackend] = SQLiteBackend

@@ -1,0 +1,136 @@
+"""``satchel run`` as a real process: against a local server speaking OpenAI's wire
+format through the real SDK, and with a scripted model loaded from a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agent.fake_openai import FakeOpenAI, completion, free_port, scripted, serving
+from satchel.memory import Domain, SQLiteStore
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+APPEND = {"operation": "append", "label": "human", "content": "Likes green tea."}
+SEND = {"target": {"type": "user"}, "content": "Noted, green tea."}
+
+
+def satchel_run(
+    db: Path, *args: str, key: str | None = "test-key"
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    if key is not None:
+        env["OPENAI_API_KEY"] = key
+    return subprocess.run(
+        [sys.executable, "-m", "satchel", "run", "--db", str(db), "--agent", "ada", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+async def test_a_turn_over_the_wire_edits_memory_ends_on_send_message_and_resumes(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    steps: list[dict[str, Any]] = [
+        completion(calls=[("context", APPEND)]),
+        completion(calls=[("send_message", SEND)]),
+        completion("You like green tea."),
+    ]
+    fake = FakeOpenAI(scripted(steps))
+    with serving(fake) as url:
+        first = await anyio.to_thread.run_sync(
+            lambda: satchel_run(
+                db, "--model", "openai:fake-model", "--base-url", url, "I like green tea"
+            )
+        )
+        second = await anyio.to_thread.run_sync(
+            lambda: satchel_run(
+                db, "--model", "openai:fake-model", "--base-url", url, "--json", "What do I like?"
+            )
+        )
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "Noted, green tea."
+    assert len(fake.requests) == 3  # the memory edit continued the turn; send_message ended it
+    record = json.loads(second.stdout)
+    assert (record["reply"], record["stop"]) == ("You like green tea.", "reply")
+    resumed = [m.get("content") for m in fake.requests[2]["messages"] if m["role"] == "user"]
+    assert resumed == ["I like green tea", "What do I like?"]
+    async with SQLiteStore(db, embedder=None) as store:
+        human = await store.get_block("ada", "human")
+        hits = await store.search("ada", "green tea", domains=Domain.CONVERSATIONS, mode="bm25")
+    assert human.value.endswith("Likes green tea.")
+    assert "I like green tea" in {h.text for h in hits}
+
+
+async def test_max_calls_stops_a_looping_model_over_the_wire(tmp_path: Path) -> None:
+    fake = FakeOpenAI(scripted([completion(calls=[("context", {"operation": "list"})])]))
+    with serving(fake) as url:
+        done = await anyio.to_thread.run_sync(
+            lambda: satchel_run(
+                tmp_path / "m.db",
+                "--model",
+                "openai:m",
+                "--base-url",
+                url,
+                "--max-calls",
+                "3",
+                "--json",
+                "loop",
+            )
+        )
+    record = json.loads(done.stdout)
+    ran = [c for c in record["tool_calls"] if c["ok"]]
+    assert len(ran) == 3
+    assert record["stop"] == "rules"
+    assert "tools" not in fake.requests[-1]  # nothing offered once the limit was hit
+
+
+async def test_a_scripted_model_from_a_file_drives_a_real_process(tmp_path: Path) -> None:
+    done = await anyio.to_thread.run_sync(
+        lambda: satchel_run(
+            tmp_path / "m.db", "--model", f"{HERE / 'scripted_models.py'}:remember", "--json", "hi"
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert [c["name"] for c in record["tool_calls"]] == ["context", "send_message"]
+    assert (record["stop"], record["reply"]) == ("terminal", "Noted, green tea.")
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "message"),
+    [
+        ("gpt-4o", "test-key", "is not a model satchel can run"),
+        ("openai:gpt-4o", None, "OPENAI_API_KEY is not set"),
+        (f"{HERE / 'scripted_models.py'}:not_a_model", "test-key", "not a Model"),
+        (f"{HERE / 'nowhere.py'}:model", "test-key", "there is no file"),
+    ],
+)
+def test_a_bad_model_or_a_missing_key_is_one_line_and_exit_2(
+    tmp_path: Path, model: str, key: str | None, message: str
+) -> None:
+    done = satchel_run(tmp_path / "m.db", "--model", model, "hi", key=key)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    done = satchel_run(tmp_path / "m.db", "--model", "openai:m", "--base-url", url, "hi")
+    assert done.returncode == 2
+    assert "cannot reach" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
