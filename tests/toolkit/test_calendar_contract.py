@@ -74,6 +74,21 @@ async def test_in_two_hours_is_timed_and_a_bare_day_is_all_day(tools: ToolRegist
     assert (by_title["Holiday"]["start"], by_title["Holiday"]["all_day"]) == ("2026-11-27", True)
 
 
+async def test_an_all_day_event_spans_the_days_named_inclusive(tools: ToolRegistry) -> None:
+    made = await ok(
+        tools, "add_calendar_event", {"title": "Trip", "start_time": "friday", "end_time": "sunday"}
+    )
+    assert (made["start"], made["end"], made["all_day"]) == ("2026-11-27", "2026-11-30", True)
+    timed_end = await ok(
+        tools,
+        "add_calendar_event",
+        {"title": "Fair", "start_time": "saturday", "end_time": "sunday at 5pm"},
+    )
+    assert (timed_end["start"], timed_end["end"]) == ("2026-11-28", "2026-11-30")
+    events = await listed(tools, "saturday", "saturday")
+    assert sorted(e["title"] for e in events) == ["Fair", "Trip"]
+
+
 async def test_an_event_in_another_zone_lists_at_its_instant_in_the_users_zone(
     tools: ToolRegistry,
 ) -> None:

@@ -110,8 +110,9 @@ def _end_of(
         return start.end.date() if start.all_day and start.end is not None else None
     end = reader.when(end_time, field="end_time", on=None if start.all_day else start.day)
     if start.all_day:
-        # an all-day end names the last day included; iCalendar's DTEND excludes it
-        return end.day + timedelta(days=1) if end.all_day else end.start
+        # the end names the last day included (DTEND excludes it); a time on it is
+        # dropped, since an all-day event's start and end must both be dates
+        return end.day + timedelta(days=1)
     return end.start if not end.all_day else end.start + timedelta(days=1)
 
 
