@@ -56,7 +56,7 @@ async def test_resolving_wakes_a_waiter_with_the_decision(broker: PermissionBrok
     async def waiter() -> None:
         results.append(await broker.wait(request.id))
 
-    with anyio.fail_after(30)  # a hang guard: the machine may be busy:
+    with anyio.fail_after(30):  # a hang guard: the machine may be busy
         async with anyio.create_task_group() as group:
             group.start_soon(waiter)
             await anyio.wait_all_tasks_blocked()
