@@ -224,6 +224,7 @@ class Agent:
         if self.memory is not None:
             from satchel.builtin import render_context
 
+            await _deliver_reminders(self.tools, self.name)
             parts.append(await render_context(self.memory, self.name, self.tools))
         else:
             parts.append(self.tools.usage_rules())
@@ -285,6 +286,18 @@ class Agent:
             conversation_id=run.conversation_id,
             metadata=metadata or None,
         )
+
+
+async def _deliver_reminders(tools: ToolRegistry, agent: str) -> None:
+    """Deliver ``agent``'s due reminders (the productivity toolkit's
+    ``schedule_reminder``) before its context is rendered, so the model sees them."""
+    if "schedule_reminder" not in tools:
+        return
+    from satchel.toolkit import reminder_agenda
+
+    agenda = reminder_agenda(tools)
+    if agenda is not None:
+        await agenda.fire_due(agent)
 
 
 def _tools_of(tools: ToolRegistry | None, memory: MemoryStore | None) -> ToolRegistry:

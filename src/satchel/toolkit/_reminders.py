@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import anyio
 
 from satchel._errors import SatchelError
-from satchel.registry import ToolRegistry
+from satchel.registry import ToolRegistry, WrapperTool
 from satchel.toolkit._agenda import ScheduleReminderTool
 from satchel.toolkit._agenda_store import MemoryAgenda, Reminder
 
@@ -87,4 +87,6 @@ def reminder_agenda(registry: ToolRegistry) -> MemoryAgenda | None:
     when the registry has no such tool (no memory store was given).
     """
     tool = registry.get("schedule_reminder")
+    while isinstance(tool, WrapperTool):  # approval gates, prefixes, timeouts
+        tool = tool.inner
     return tool.agenda if isinstance(tool, ScheduleReminderTool) else None
