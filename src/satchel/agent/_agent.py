@@ -35,6 +35,7 @@ from satchel.memory import MemoryStore, Message
 from satchel.providers import ToolCall
 from satchel.registry import ToolRegistry, merged
 from satchel.rules import Continue, Terminal, ToolRule, TurnState
+from satchel.schema import Dialect
 from satchel.tools import ErrorInfo, ToolContext, ToolResult
 
 __all__ = ["Agent"]
@@ -233,7 +234,10 @@ class Agent:
         if summary:
             parts.append("## Earlier in this conversation\n" + summary)
         offered = set(allowed)
-        schemas = [s for s in self.tools.schemas("openai") if _schema_name(s) in offered]
+        dialect: Dialect = (
+            "anthropic" if getattr(self.model, "dialect", "") == "anthropic" else "openai"
+        )
+        schemas = [s for s in self.tools.schemas(dialect) if _schema_name(s) in offered]
         return ModelRequest(
             system="\n\n".join(p for p in parts if p),
             messages=kept,

@@ -43,8 +43,9 @@ class ModelRequest:
     Attributes:
         system: The system prompt: instructions, rendered memory, usage and tool rules.
         messages: The conversation that fits the budget, oldest first.
-        tools: The tool definitions offered now (the provider's dialect: ``openai``
-            shape for OpenAI-compatible servers), already narrowed by the tool rules.
+        tools: The tool definitions offered now, in the model's ``dialect``
+            (``openai`` unless the model says otherwise), already narrowed by the
+            tool rules.
         tool_names: The names of the offered tools, in order.
         require_tool: When set, the model must call one of :attr:`tool_names` (the
             rules allow nothing else now).

@@ -25,7 +25,8 @@ __all__ = ["OpenAIModel", "model_from_string"]
 
 def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
     """The model ``spec`` names: ``openai:MODEL`` (``base_url`` or ``$OPENAI_BASE_URL``
-    for another OpenAI-compatible server).
+    for another OpenAI-compatible server) or ``anthropic:MODEL`` (``base_url`` or
+    ``$ANTHROPIC_BASE_URL``).
 
     Raises:
         SatchelUsageError: an unknown provider, no model name, or the provider's SDK
@@ -39,9 +40,13 @@ def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
         )
     if provider == "openai":
         return OpenAIModel(name, base_url=base_url)
+    if provider == "anthropic":
+        from satchel.agent._anthropic import AnthropicModel
+
+        return AnthropicModel(name, base_url=base_url)
     raise SatchelUsageError(
         f"Unknown model provider {provider!r} in {spec!r}; satchel knows 'openai' (any "
-        "OpenAI-compatible server, with --base-url)."
+        "OpenAI-compatible server, with --base-url) and 'anthropic'."
     )
 
 
@@ -62,6 +67,7 @@ class OpenAIModel:
     """
 
     family = "openai"
+    dialect = "openai"
 
     def __init__(
         self,

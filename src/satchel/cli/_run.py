@@ -23,8 +23,9 @@ ModelOption = Annotated[
         "-m",
         envvar="SATCHEL_MODEL",
         metavar="PROVIDER:MODEL|MODULE:ATTR",
-        help="The model: openai:MODEL (any OpenAI-compatible server, see --base-url), or "
-        "a Python Model object such as a scripted FunctionModel (path/to/file.py:model).",
+        help="The model: openai:MODEL (any OpenAI-compatible server, see --base-url), "
+        "anthropic:MODEL, or a Python Model object such as a scripted FunctionModel "
+        "(path/to/file.py:model).",
     ),
 ]
 
@@ -36,12 +37,13 @@ def resolve_model(spec: str, base_url: str | None) -> Model:
         typer.BadParameter: the spec names neither.
     """
     provider = spec.partition(":")[0]
-    if provider == "openai":
+    if provider in ("openai", "anthropic"):
         return model_from_string(spec, base_url=base_url)
-    if ":" not in spec or provider == "anthropic":
+    if ":" not in spec:
         raise typer.BadParameter(
             f"{spec!r} is not a model satchel can run: write openai:MODEL (any "
-            "OpenAI-compatible server), or MODULE:ATTR naming a Python Model object.",
+            "OpenAI-compatible server), anthropic:MODEL, or MODULE:ATTR naming a Python "
+            "Model object.",
             param_hint="'--model'",
         )
     value = load_object(spec, "--model")
@@ -63,9 +65,10 @@ def run(
         str | None,
         typer.Option(
             "--base-url",
-            envvar="OPENAI_BASE_URL",
             metavar="URL",
-            help="An OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio, ...).",
+            help="Another server for the provider: an OpenAI-compatible one (vLLM, "
+            "llama.cpp, Ollama, LM Studio, ...). Default: $OPENAI_BASE_URL or "
+            "$ANTHROPIC_BASE_URL, else the provider's own.",
         ),
     ] = None,
     agent: Annotated[

@@ -1,0 +1,168 @@
+"""``anthropic:MODEL``: the Anthropic Messages API through the official ``anthropic``
+SDK (an optional extra, ``pip install 'satchel[anthropic]'``, imported only when such
+a model is made). Tool schemas come from satchel's ``anthropic`` dialect; the SDK's
+errors are mapped to :class:`~satchel.ModelError`, and it retries rate limits and
+server errors itself (``max_retries``)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from satchel._errors import ModelError, SatchelUsageError
+from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
+from satchel.providers import parse_anthropic_tool_uses
+
+__all__ = ["AnthropicModel"]
+
+
+class AnthropicModel:
+    """A Claude model behind the Anthropic Messages API.
+
+    Args:
+        model: The model's name (``claude-sonnet-4-5``).
+        base_url: Another server speaking the Messages API (default
+            ``$ANTHROPIC_BASE_URL``, else Anthropic's).
+        api_key: The key (default ``$ANTHROPIC_API_KEY``).
+        max_tokens: The most tokens one answer may take.
+        max_retries: Retries of rate-limited and failed requests, with backoff.
+        timeout: Seconds per request.
+
+    Raises:
+        SatchelUsageError: the ``anthropic`` package is not installed.
+        ModelError: no API key.
+    """
+
+    family = "anthropic"
+    dialect = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = 4096,
+        max_retries: int = 2,
+        timeout: float = 60.0,
+    ) -> None:
+        try:
+            self._sdk: Any = importlib.import_module("anthropic")
+        except ImportError as exc:
+            raise SatchelUsageError(
+                "anthropic: models need the anthropic package: pip install 'satchel[anthropic]'."
+            ) from exc
+        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+        if not key:
+            raise ModelError("ANTHROPIC_API_KEY is not set: export it.", reason="auth")
+        self.name = f"anthropic:{model}"
+        self.model = model
+        self.max_tokens = max_tokens
+        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        self._client: Any = self._sdk.AsyncAnthropic(
+            api_key=key, base_url=self.base_url, max_retries=max_retries, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections. Idempotent."""
+        await self._client.close()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def request(self, request: ModelRequest) -> ModelResponse:
+        """One Messages request.
+
+        Raises:
+            ModelError: the server refused the request or could not be reached.
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": _wire(request.messages),
+        }
+        if request.system:
+            body["system"] = request.system
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = {"type": "any" if request.require_tool else "auto"}
+        try:
+            message = await self._client.messages.create(**body)
+        except self._sdk.APIError as exc:
+            raise self._mapped(exc) from exc
+        text = "".join(
+            getattr(block, "text", "") for block in message.content if block.type == "text"
+        )
+        usage = message.usage
+        return ModelResponse(
+            text=text,
+            tool_calls=tuple(parse_anthropic_tool_uses(message)),
+            usage=Usage(
+                input_tokens=getattr(usage, "input_tokens", 0) or 0,
+                output_tokens=getattr(usage, "output_tokens", 0) or 0,
+                requests=1,
+            ),
+        )
+
+    def _mapped(self, exc: Any) -> ModelError:
+        sdk = self._sdk
+        where = self.base_url or "api.anthropic.com"
+        if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
+            return ModelError(f"{where} refused the API key: {exc.message}", reason="auth")
+        if isinstance(exc, sdk.APIConnectionError):
+            return ModelError(f"cannot reach {where}: {exc}", reason="connection")
+        if isinstance(exc, sdk.RateLimitError):
+            return ModelError(f"{where} kept rate-limiting: {exc.message}", reason="rate_limit")
+        if isinstance(exc, sdk.BadRequestError):
+            if "too long" in str(exc.message).lower():
+                return ModelError(
+                    f"the conversation is longer than {self.model}'s context: {exc.message}",
+                    reason="context_length",
+                )
+            return ModelError(f"{where} refused the request: {exc.message}", reason="bad_request")
+        return ModelError(f"{where} failed: {exc}", reason="server")
+
+
+def _wire(messages: Any) -> list[dict[str, Any]]:
+    """The conversation in Messages shape: tool results travel as ``tool_result``
+    blocks of a user turn, and consecutive turns of one role are joined (the API
+    wants them to alternate)."""
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, blocks = _blocks(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return turns
+
+
+def _blocks(message: ChatMessage) -> tuple[str, list[dict[str, Any]]]:
+    if message.role == "tool":
+        return "user", [
+            {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id or "",
+                "content": message.content,
+            }
+        ]
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for index, call in enumerate(message.tool_calls):
+        arguments = call.arguments if isinstance(call.arguments, dict) else {}
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": call.id or f"toolu_{index}",
+                "name": call.name,
+                "input": arguments,
+            }
+        )
+    return message.role, blocks
