@@ -263,3 +263,57 @@ async def test_the_run_record_is_json_ready(store: MemoryStore) -> None:
     assert record["stop"] == "reply"
     assert record["tool_calls"][0]["name"] == "context"
     assert record["usage"]["requests"] == 0  # a scripted model reports no usage
+
+
+async def test_a_paused_run_resumes_once_a_human_approves_and_the_call_runs_once() -> None:
+    from satchel.consent import Decision
+
+    wiped: list[str] = []
+
+    @tool(destructive=True)
+    def wipe(path: str) -> str:
+        """Delete a file."""
+        wiped.append(path)
+        return "gone"
+
+    async with PermissionBroker(InMemoryApprovalStore()) as broker:
+        tools = with_approval(ToolRegistry([wipe]), broker)
+        model = TestModel([call("wipe", {"path": "a.txt"}), "Deleted a.txt."])
+        agent = Agent("ada", model, tools=tools)
+        paused = await agent.run("wipe a.txt")
+        await broker.resolve(paused.pending_approvals[0], Decision.approve_once(), by="human")
+        resumed = await agent.resume(paused)
+        with pytest.raises(SatchelUsageError, match="needs_approval"):
+            await agent.resume(resumed)
+
+    assert paused.stop == "needs_approval"
+    assert wiped == ["a.txt"]
+    assert (resumed.stop, resumed.reply) == ("reply", "Deleted a.txt.")
+    messages = model.requests[-1].messages
+    assert [m.role for m in messages][-2:] == ["assistant", "tool"]
+    assert messages[-1].content.strip('"') == "gone"
+
+
+async def test_a_denied_approval_resumes_with_a_denied_result_and_nothing_runs() -> None:
+    from satchel.consent import Decision
+
+    wiped: list[str] = []
+
+    @tool(destructive=True)
+    def wipe(path: str) -> str:
+        """Delete a file."""
+        wiped.append(path)
+        return "gone"
+
+    async with PermissionBroker(InMemoryApprovalStore()) as broker:
+        model = TestModel([call("wipe", {"path": "a.txt"}), "Not deleted."])
+        agent = Agent("ada", model, tools=with_approval(ToolRegistry([wipe]), broker))
+        paused = await agent.run("wipe a.txt")
+        await broker.resolve(paused.pending_approvals[0], Decision.deny(), by="human")
+        resumed = await agent.resume(paused)
+
+    assert wiped == []
+    [(_, result)] = resumed.tool_calls
+    assert result.error is not None
+    assert result.error.kind == "denied"
+    assert resumed.reply == "Not deleted."

@@ -130,7 +130,62 @@ class Agent:
         run = RunResult(agent=self.name, conversation_id=conversation)
         history = await self._history(conversation)
         await self._add(run, history, ChatMessage(role="user", content=message))
-        state = TurnState()
+        async for event in self._steps(run, history, TurnState()):
+            yield event
+
+    async def resume(self, paused: RunResult) -> RunResult:
+        """Go on with a turn that stopped at ``needs_approval``, once a human decided
+        (``satchel approvals``, or :meth:`~satchel.consent.PermissionBroker.resolve`):
+        each held call is made again with its approval id (it runs if approved, and
+        is ``denied`` otherwise), then the model is asked again.
+
+        Raises:
+            SatchelUsageError: ``paused`` did not stop at ``needs_approval``.
+        """
+        result: RunResult | None = None
+        async for event in self.resume_stream(paused):
+            if isinstance(event, FinalEvent):
+                result = event.result
+        assert result is not None
+        return result
+
+    async def resume_stream(self, paused: RunResult) -> AsyncIterator[RunEvent]:
+        """:meth:`resume`, yielding events as :meth:`run_stream` does."""
+        if paused.stop != "needs_approval":
+            raise SatchelUsageError(
+                f"Only a run that stopped at needs_approval can resume; this one stopped "
+                f"at {paused.stop!r}."
+            )
+        run = RunResult(agent=self.name, conversation_id=paused.conversation_id)
+        history = await self._history(paused.conversation_id)
+        state = TurnState(calls=[c.name for c, r in paused.tool_calls if r.ok])
+        held = [
+            (call, str(result.error.details.get("approval_id", "")))
+            for call, result in paused.tool_calls
+            if result.error is not None and result.error.kind == "needs_approval"
+        ]
+        calls = tuple(
+            ToolCall(f"{call.id or call.name}_approved", call.name, call.arguments)
+            for call, _ in held
+        )
+        approvals = {
+            again.id or "": approval for again, (_, approval) in zip(calls, held, strict=True)
+        }
+        await self._add(run, history, _calling("", calls))
+        names = self.tools.names()
+        async for event in self._run_calls(run, history, state, calls, names, approvals):
+            yield event
+        if run.stop not in ("terminal", "needs_approval"):
+            async for event in self._steps(run, history, state):
+                yield event
+        else:
+            yield FinalEvent(run)
+
+    async def _steps(
+        self, run: RunResult, history: list[ChatMessage], state: TurnState
+    ) -> AsyncIterator[RunEvent]:
+        """Ask the model and run its calls until the turn ends; yields the final
+        event last."""
         for _ in range(self.max_steps):
             forced = next((f for r in self.rules if (f := r.forced_call(state))), None)
             if forced is not None:
@@ -176,12 +231,18 @@ class Agent:
         state: TurnState,
         calls: Sequence[ToolCall],
         allowed: Sequence[str],
+        approvals: dict[str, str] | None = None,
     ) -> AsyncIterator[RunEvent]:
         for call in calls:
             permitted = call.name in allowed
             yield ToolCallEvent(call, permitted)
             if permitted:
-                ctx = ToolContext(agent=self.name, origin=f"agent:{self.name}", call_id=call.id)
+                ctx = ToolContext(
+                    agent=self.name,
+                    origin=f"agent:{self.name}",
+                    call_id=call.id,
+                    approval_id=(approvals or {}).get(call.id or ""),
+                )
                 result = await self.tools.call(call.name, call.arguments, ctx)
                 state.calls.append(call.name)
                 if result.ok:
