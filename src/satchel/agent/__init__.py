@@ -30,9 +30,11 @@ from satchel.agent._run import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from satchel.agent._team import AgentTeam, Supervisor, TeamResult
 
 __all__ = [
     "Agent",
+    "AgentTeam",
     "ApprovalEvent",
     "ChatMessage",
     "ContextBudget",
@@ -44,6 +46,8 @@ __all__ = [
     "RunEvent",
     "RunResult",
     "StopReason",
+    "Supervisor",
+    "TeamResult",
     "TestModel",
     "TextEvent",
     "ToolCallEvent",

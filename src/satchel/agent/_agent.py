@@ -31,6 +31,7 @@ from satchel.agent._run import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from satchel.builtin import MessageRouter
 from satchel.memory import MemoryStore, Message
 from satchel.providers import ToolCall
 from satchel.registry import ToolRegistry, merged
@@ -60,6 +61,9 @@ class Agent:
         max_steps: Model requests per run, at most.
         budget: How much history a request carries.
         conversation_id: The conversation runs join unless they name another.
+        router: Delivers the memory tools' ``send_message`` (an
+            :class:`~satchel.agent.AgentTeam` passes its own, so messages to other
+            agents wake them).
 
     Example:
         >>> agent = Agent("ada", TestModel(["Hello!"]), memory=store)
@@ -79,13 +83,14 @@ class Agent:
         max_steps: int = 20,
         budget: ContextBudget | None = None,
         conversation_id: str = "default",
+        router: MessageRouter | None = None,
     ) -> None:
         if max_steps < 1:
             raise SatchelUsageError(f"max_steps must be at least 1, not {max_steps}.")
         self.name = name
         self.model = model
         self.memory = memory
-        self.tools = _tools_of(tools, memory)
+        self.tools = _tools_of(tools, memory, router)
         self.rules = list(rules)
         if "send_message" in self.tools and not any(
             isinstance(r, Terminal | Continue) and r.tool == "send_message" for r in self.rules
@@ -100,8 +105,9 @@ class Agent:
 
     # -- running ---------------------------------------------------------------
 
-    async def run(self, message: str, *, conversation_id: str | None = None) -> RunResult:
-        """Run one turn for ``message`` and return its record."""
+    async def run(self, message: str | None, *, conversation_id: str | None = None) -> RunResult:
+        """Run one turn for ``message`` and return its record (``None``: answer what
+        already arrived in the conversation, such as another agent's message)."""
         result: RunResult | None = None
         async for event in self.run_stream(message, conversation_id=conversation_id):
             if isinstance(event, FinalEvent):
@@ -109,7 +115,7 @@ class Agent:
         assert result is not None
         return result
 
-    def run_sync(self, message: str, *, conversation_id: str | None = None) -> RunResult:
+    def run_sync(self, message: str | None, *, conversation_id: str | None = None) -> RunResult:
         """:meth:`run` from synchronous code.
 
         Raises:
@@ -122,14 +128,15 @@ class Agent:
         raise SatchelUsageError("run_sync() cannot run inside an event loop; await run().")
 
     async def run_stream(
-        self, message: str, *, conversation_id: str | None = None
+        self, message: str | None, *, conversation_id: str | None = None
     ) -> AsyncIterator[RunEvent]:
         """Run one turn, yielding what happens as it happens; the last event is a
         :class:`~satchel.agent.FinalEvent` holding the run's record."""
         conversation = conversation_id or self.conversation_id
         run = RunResult(agent=self.name, conversation_id=conversation)
         history = await self._history(conversation)
-        await self._add(run, history, ChatMessage(role="user", content=message))
+        if message is not None:
+            await self._add(run, history, ChatMessage(role="user", content=message))
         async for event in self._steps(run, history, TurnState()):
             yield event
 
@@ -242,6 +249,7 @@ class Agent:
                     origin=f"agent:{self.name}",
                     call_id=call.id,
                     approval_id=(approvals or {}).get(call.id or ""),
+                    extras={"conversation_id": run.conversation_id},
                 )
                 result = await self.tools.call(call.name, call.arguments, ctx)
                 state.calls.append(call.name)
@@ -365,12 +373,14 @@ async def _deliver_reminders(tools: ToolRegistry, agent: str) -> None:
         await agenda.fire_due(agent)
 
 
-def _tools_of(tools: ToolRegistry | None, memory: MemoryStore | None) -> ToolRegistry:
+def _tools_of(
+    tools: ToolRegistry | None, memory: MemoryStore | None, router: MessageRouter | None
+) -> ToolRegistry:
     if memory is None:
         return tools if tools is not None else ToolRegistry()
     from satchel.builtin import memory_toolset
 
-    builtin = memory_toolset(memory)
+    builtin = memory_toolset(memory, router=router)
     return builtin if tools is None else merged(builtin, tools)
 
 
@@ -443,7 +453,9 @@ def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
 def _from_stored(message: Message) -> ChatMessage | None:
     meta = dict(message.metadata or {})
     if message.role == "user":
-        return ChatMessage(role="user", content=message.content)
+        sender = meta.get("from")
+        prefix = f"[message from {sender}] " if isinstance(sender, str) else ""
+        return ChatMessage(role="user", content=prefix + message.content)
     if message.role == "system":
         return ChatMessage(role="user", content=message.content)
     if message.role == "assistant":

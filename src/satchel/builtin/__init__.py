@@ -36,6 +36,7 @@ from satchel.builtin._context import (
 from satchel.builtin._dates import TimeParser
 from satchel.builtin._discord import DiscordEndpoint
 from satchel.builtin._messaging import (
+    AgentCallback,
     AgentTarget,
     BlueskyTarget,
     DiscordTarget,
@@ -75,6 +76,7 @@ from satchel.builtin._views import BlockInfo
 from satchel.builtin._webhook import WebhookEndpoint
 
 __all__ = [
+    "AgentCallback",
     "AgentTarget",
     "BlockInfo",
     "BlueskyEndpoint",

@@ -32,6 +32,7 @@ from satchel.builtin._views import checked
 from satchel.memory import MemoryStore, Message
 
 __all__ = [
+    "AgentCallback",
     "AgentTarget",
     "BlueskyTarget",
     "DiscordTarget",
@@ -193,6 +194,10 @@ class Endpoint(Protocol):
 UserCallback = Callable[[OutgoingMessage], Awaitable[None]]
 """Receives messages for the user (a chat UI, a terminal, a test)."""
 
+AgentCallback = Callable[[str, OutgoingMessage], Awaitable[None]]
+"""Told of each message that landed in another agent's conversation, with the
+recipient's id (an agent runtime wakes the recipient with it)."""
+
 _NETWORK_TYPES = ("discord", "bluesky", "webhook")
 
 
@@ -203,6 +208,8 @@ class MessageRouter:
     Args:
         store: Where agent-to-agent messages land and outgoing ones are recorded.
         user: Receives messages sent to the user (after they are recorded).
+        agents: Told of each message that landed with another agent (after it is
+            recorded in the recipient's conversation).
         endpoints: Endpoints by target type: ``"discord"``, ``"bluesky"``, ``"webhook"``.
         groups: Group name to member agent ids.
         record_outgoing: Record every delivered message in the sender's conversation.
@@ -217,12 +224,14 @@ class MessageRouter:
         store: MemoryStore,
         *,
         user: UserCallback | None = None,
+        agents: AgentCallback | None = None,
         endpoints: Mapping[str, Endpoint] | None = None,
         groups: Mapping[str, Sequence[str]] | None = None,
         record_outgoing: bool = True,
     ) -> None:
         self.store = store
         self.user = user
+        self.agents = agents
         self.endpoints: dict[str, Endpoint] = {}
         self.groups: dict[str, tuple[str, ...]] = {}
         self.record_outgoing = record_outgoing
@@ -308,6 +317,8 @@ class MessageRouter:
                 recipient, "user", message.content, created_at=message.sent_at, metadata=metadata
             )
         )
+        if self.agents is not None:
+            await self.agents(recipient, message)
         return Receipt(to=f"agent:{recipient}", id=landed.id)
 
     async def _record(self, message: OutgoingMessage, address: str) -> Message:
