@@ -8,14 +8,14 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 Reply = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
@@ -82,6 +82,8 @@ class FakeOpenAI:
         body = await request.json()
         self.requests.append(body)
         status, payload = self.reply(body)
+        if body.get("stream") and status == 200:
+            return StreamingResponse(_sse(payload), media_type="text/event-stream")
         return JSONResponse(payload, status_code=status)
 
 
@@ -110,3 +112,40 @@ def serving(fake: FakeOpenAI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def _chunk(choices: list[dict[str, Any]], usage: Any = None) -> str:
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": "fake-model",
+        "choices": choices,
+        "usage": usage,
+    }
+    return f"data: {json.dumps(body)}\n\n"
+
+
+async def _sse(completion: dict[str, Any]) -> AsyncIterator[str]:
+    """``completion`` as the chunks a streaming server sends: the text in pieces, each
+    tool call's id and name first and its arguments in two pieces, then the finish
+    reason, the usage, and ``[DONE]``."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    yield _chunk([{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}])
+    text = message.get("content") or ""
+    for start in range(0, len(text), 4):
+        piece = text[start : start + 4]
+        yield _chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        head = {"index": index, "id": call["id"], "type": "function"}
+        head["function"] = {"name": call["function"]["name"], "arguments": ""}
+        yield _chunk([{"index": 0, "delta": {"tool_calls": [head]}, "finish_reason": None}])
+        arguments = call["function"]["arguments"]
+        half = len(arguments) // 2
+        for part in (arguments[:half], arguments[half:]):
+            delta = {"tool_calls": [{"index": index, "function": {"arguments": part}}]}
+            yield _chunk([{"index": 0, "delta": delta, "finish_reason": None}])
+    yield _chunk([{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}])
+    yield _chunk([], usage=completion["usage"])
+    yield "data: [DONE]\n\n"

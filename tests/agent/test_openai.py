@@ -88,3 +88,32 @@ def test_a_missing_key_and_bad_model_strings_are_clear(monkeypatch: pytest.Monke
         model_from_string("gpt-4o-mini")
     with pytest.raises(SatchelUsageError, match="Unknown model provider"):
         model_from_string("mystery:model")
+
+
+async def test_a_streaming_agent_yields_text_deltas_over_server_sent_events(
+    tmp_path: Path,
+) -> None:
+    from satchel.agent import FinalEvent, TextDeltaEvent, TextEvent
+
+    append = {"operation": "append", "label": "human", "content": "Likes green tea."}
+    steps = [completion(calls=[("context", append)]), completion("Noted, you like green tea.")]
+    fake = FakeOpenAI(scripted(steps))
+    with serving(fake) as url:
+        async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+            await store.ensure_agent("ada")
+            async with OpenAIModel("fake-model", base_url=url) as model:
+                agent = Agent("ada", model, memory=store, stream=True)
+                with anyio.fail_after(60):
+                    events = [e async for e in agent.run_stream("I like green tea")]
+            human = await store.get_block("ada", "human")
+
+    deltas = [e.delta for e in events if isinstance(e, TextDeltaEvent)]
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert len(deltas) > 1
+    assert "".join(deltas) == "Noted, you like green tea."
+    assert [e.text for e in events if isinstance(e, TextEvent)] == ["Noted, you like green tea."]
+    assert final.result.reply == "Noted, you like green tea."
+    assert final.result.usage.input_tokens == 22
+    assert human.value.endswith("Likes green tea.")  # the streamed tool call was assembled
+    assert all(r["stream"] is True for r in fake.requests)

@@ -18,7 +18,7 @@ the official SDK (``pip install 'satchel[openai]'``).
 from satchel.agent._agent import Agent
 from satchel.agent._context import ContextBudget, counter_for, fit_history
 from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
-from satchel.agent._models import FunctionModel, Model, TestModel, call
+from satchel.agent._models import FunctionModel, Model, StreamingModel, TestModel, call
 from satchel.agent._providers import model_from_string
 from satchel.agent._run import (
     ApprovalEvent,
@@ -26,6 +26,7 @@ from satchel.agent._run import (
     RunEvent,
     RunResult,
     StopReason,
+    TextDeltaEvent,
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -46,9 +47,11 @@ __all__ = [
     "RunEvent",
     "RunResult",
     "StopReason",
+    "StreamingModel",
     "Supervisor",
     "TeamResult",
     "TestModel",
+    "TextDeltaEvent",
     "TextEvent",
     "ToolCallEvent",
     "ToolResultEvent",

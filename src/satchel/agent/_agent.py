@@ -18,15 +18,16 @@ from typing import Any, cast
 
 import anyio
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import ModelError, SatchelUsageError
 from satchel.agent._context import ContextBudget, counter_for, fit_history
-from satchel.agent._messages import ChatMessage, ModelRequest
-from satchel.agent._models import Model
+from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse
+from satchel.agent._models import Model, StreamingModel
 from satchel.agent._run import (
     ApprovalEvent,
     FinalEvent,
     RunEvent,
     RunResult,
+    TextDeltaEvent,
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
@@ -61,6 +62,9 @@ class Agent:
         max_steps: Model requests per run, at most.
         budget: How much history a request carries.
         conversation_id: The conversation runs join unless they name another.
+        stream: Stream each response from a model that can
+            (:class:`~satchel.agent.StreamingModel`): :meth:`run_stream` then yields
+            :class:`~satchel.agent.TextDeltaEvent` events as the text arrives.
         router: Delivers the memory tools' ``send_message`` (an
             :class:`~satchel.agent.AgentTeam` passes its own, so messages to other
             agents wake them).
@@ -84,6 +88,7 @@ class Agent:
         budget: ContextBudget | None = None,
         conversation_id: str = "default",
         router: MessageRouter | None = None,
+        stream: bool = False,
     ) -> None:
         if max_steps < 1:
             raise SatchelUsageError(f"max_steps must be at least 1, not {max_steps}.")
@@ -100,6 +105,7 @@ class Agent:
         self.max_steps = max_steps
         self.budget = budget or ContextBudget()
         self.conversation_id = conversation_id
+        self.stream = stream
         self._count = counter_for(model.family)
         self._histories: dict[str, list[ChatMessage]] = {}
 
@@ -202,7 +208,18 @@ class Agent:
                     yield event
                 continue
             allowed = self._allowed(state)
-            response = await self.model.request(await self._request(history, allowed))
+            request = await self._request(history, allowed)
+            response: ModelResponse | None = None
+            if self.stream and isinstance(self.model, StreamingModel):
+                async for item in self.model.stream(request):
+                    if isinstance(item, str):
+                        yield TextDeltaEvent(item)
+                    else:
+                        response = item
+                if response is None:
+                    raise ModelError("the model's stream ended without a response", reason="server")
+            else:
+                response = await self.model.request(request)
             run.usage = run.usage + response.usage
             if response.text:
                 yield TextEvent(response.text)

@@ -8,14 +8,14 @@ Neither touches a network, so docs, satchel's own tests and users' tests can dri
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from satchel._errors import SatchelUsageError
 from satchel.agent._messages import ModelRequest, ModelResponse
 from satchel.providers import ToolCall
 
-__all__ = ["FunctionModel", "Model", "TestModel", "call"]
+__all__ = ["FunctionModel", "Model", "StreamingModel", "TestModel", "call"]
 
 
 @runtime_checkable
@@ -31,6 +31,16 @@ class Model(Protocol):
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """Answer one request: text, tool calls or both."""
+        ...
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A model that can also stream: :meth:`stream` yields text deltas as they come,
+    then the whole :class:`ModelResponse` last."""
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """Answer ``request``, streaming."""
         ...
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 from satchel._errors import ModelError, SatchelUsageError
@@ -114,16 +115,7 @@ class OpenAIModel:
         Raises:
             ModelError: the server refused the request or could not be reached.
         """
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": request.system},
-                *(_wire(m) for m in request.messages),
-            ],
-        }
-        if request.tools:
-            body["tools"] = list(request.tools)
-            body["tool_choice"] = "required" if request.require_tool else "auto"
+        body = self._body(request)
         try:
             completion = await self._client.chat.completions.create(**body)
         except self._sdk.APIError as exc:
@@ -139,6 +131,63 @@ class OpenAIModel:
                 requests=1,
             ),
         )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """One streamed Chat Completions request (server-sent events): yields each
+        text delta as it arrives, then the whole response, tool calls assembled.
+
+        Raises:
+            ModelError: the server refused the request or could not be reached.
+        """
+        body = {**self._body(request), "stream": True, "stream_options": {"include_usage": True}}
+        text: list[str] = []
+        calls: dict[int, dict[str, Any]] = {}
+        usage: Any = None
+        try:
+            chunks = await self._client.chat.completions.create(**body)
+            async for chunk in chunks:
+                usage = chunk.usage or usage
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield delta.content
+                    for part in delta.tool_calls or ():
+                        slot = calls.setdefault(part.index, {"id": None, "name": "", "args": ""})
+                        slot["id"] = part.id or slot["id"]
+                        if part.function is not None:
+                            slot["name"] += part.function.name or ""
+                            slot["args"] += part.function.arguments or ""
+        except self._sdk.APIError as exc:
+            raise self._mapped(exc) from exc
+        assembled = {
+            "tool_calls": [
+                {"id": c["id"], "function": {"name": c["name"], "arguments": c["args"]}}
+                for _, c in sorted(calls.items())
+            ]
+        }
+        yield ModelResponse(
+            text="".join(text),
+            tool_calls=tuple(parse_openai_tool_calls(assembled)) if calls else (),
+            usage=Usage(
+                input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                requests=1,
+            ),
+        )
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": request.system},
+                *(_wire(m) for m in request.messages),
+            ],
+        }
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = "required" if request.require_tool else "auto"
+        return body
 
     def _mapped(self, exc: Any) -> ModelError:
         sdk = self._sdk

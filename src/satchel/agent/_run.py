@@ -15,6 +15,7 @@ __all__ = [
     "RunEvent",
     "RunResult",
     "StopReason",
+    "TextDeltaEvent",
     "TextEvent",
     "ToolCallEvent",
     "ToolResultEvent",
@@ -31,6 +32,15 @@ class TextEvent:
 
     text: str
     kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDeltaEvent:
+    """A piece of the model's text as it streams (a streaming model only; the whole
+    text still follows as a :class:`TextEvent`)."""
+
+    delta: str
+    kind: Literal["text_delta"] = "text_delta"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +79,7 @@ class FinalEvent:
     kind: Literal["final"] = "final"
 
 
-RunEvent = TextEvent | ToolCallEvent | ToolResultEvent | ApprovalEvent | FinalEvent
+RunEvent = TextEvent | TextDeltaEvent | ToolCallEvent | ToolResultEvent | ApprovalEvent | FinalEvent
 """Everything :meth:`~satchel.agent.Agent.run_stream` yields."""
 
 
