@@ -25,7 +25,7 @@ from satchel._errors import (
     SatchelUsageError,
     VersionConflictError,
 )
-from satchel.cli import _approvals, _install, _memory, _run, _serve, _tools
+from satchel.cli import _approvals, _chat, _install, _memory, _run, _serve, _tools
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
@@ -41,6 +41,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("serve", _serve.serve),
     ("install", _install.install),
     ("run", _run.run),
+    ("chat", _chat.chat),
 )
 """The top-level commands that are not groups, as ``(name, function)``."""
 

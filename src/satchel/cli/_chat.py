@@ -1,0 +1,235 @@
+"""``satchel chat``: an interactive session with an agent, on the same API as
+``satchel run`` (:class:`satchel.agent.Agent`), with streamed replies, visible tool
+calls, approvals and memory consent asked inline, and slash commands for memory.
+
+Lines are read from standard input, so a session can also be scripted (the tests pipe
+one in). Approvals for destructive ``--tools`` go through the database's approval
+store, exactly as under ``serve``: a request another terminal approves with
+``satchel approvals`` works too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import anyio
+import anyio.to_thread
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from satchel.agent import (
+    Agent,
+    ApprovalEvent,
+    FinalEvent,
+    Model,
+    RunEvent,
+    RunResult,
+    TextDeltaEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
+from satchel.builtin import render_context
+from satchel.cli._common import load_registry
+from satchel.cli._run import ModelOption, resolve_model
+from satchel.cli._store import DbOption, resolve_db_location
+from satchel.consent import Decision, PermissionBroker, open_approval_store, with_approval
+from satchel.memory import ConsentRequest, Domain, MemoryStore, open_store
+from satchel.registry import ToolRegistry, merged
+from satchel.rules import MaxCalls, ToolRule
+
+__all__ = ["chat"]
+
+_HELP = (
+    "Commands: /memory (the rendered memory), /blocks (a table of blocks), "
+    "/search QUERY, /help, /quit. Anything else is said to the agent."
+)
+
+
+def chat(
+    model: ModelOption = "openai:gpt-4o-mini",
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", metavar="URL", help="Another server for the provider."),
+    ] = None,
+    agent: Annotated[
+        str,
+        typer.Option("--agent", envvar="SATCHEL_AGENT", help="Whose memory and conversation."),
+    ] = "default",
+    conversation: Annotated[
+        str, typer.Option("--conversation", metavar="ID", help="The conversation to continue.")
+    ] = "default",
+    db: DbOption = None,
+    tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tools",
+            "-t",
+            metavar="MODULE:ATTR",
+            help="More tools beside the memory tools (a ToolRegistry); repeatable.",
+        ),
+    ] = None,
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=1, help="Model requests per turn, at most.")
+    ] = 20,
+    max_calls: Annotated[
+        int | None, typer.Option("--max-calls", min=1, help="Tool calls per turn, at most.")
+    ] = None,
+) -> None:
+    """Talk with an agent: replies stream in, tool calls show, approvals are asked here.
+
+    Type /help for the memory commands; /quit or end of input leaves.
+    """
+    if not agent.strip():
+        raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    chosen = resolve_model(model, base_url)
+    extra = [load_registry(target) for target in tools or ()]
+    where = resolve_db_location(db, must_exist=False)
+    rules: list[ToolRule] = [MaxCalls(max_calls)] if max_calls is not None else []
+    session = _Session(Console(highlight=False), agent)
+    anyio.run(session.main, chosen, where, conversation, extra, max_steps, rules)
+
+
+class _Session:
+    def __init__(self, console: Console, agent: str) -> None:
+        self.console = console
+        self.agent_name = agent
+
+    async def ask(self, question: str) -> str | None:
+        """A line from the person, or ``None`` at the end of input."""
+        try:
+            return await anyio.to_thread.run_sync(self.console.input, question)
+        except EOFError:
+            return None
+
+    async def consent(self, request: ConsentRequest, /) -> bool:
+        """Memory consent, asked inline."""
+        answer = await self.ask(f"[yellow]Allow:[/] {escape(request.reason)}? [y/N] ")
+        return (answer or "").strip().lower() in ("y", "yes")
+
+    async def main(
+        self,
+        model: Model,
+        where: Any,
+        conversation: str,
+        extra: list[ToolRegistry],
+        max_steps: int,
+        rules: list[ToolRule],
+    ) -> None:
+        store = await open_store(where, consent=self.consent)
+        try:
+            async with PermissionBroker(open_approval_store(where), origin="chat") as broker:
+                await store.ensure_agent(self.agent_name)
+                gated = with_approval(merged(*extra), broker) if extra else None
+                runner = Agent(
+                    self.agent_name,
+                    model,
+                    tools=gated,
+                    memory=store,
+                    rules=rules,
+                    max_steps=max_steps,
+                    stream=True,
+                    conversation_id=conversation,
+                )
+                self.console.print(f"[dim]satchel chat with {self.agent_name}. {_HELP}[/]")
+                await self._loop(runner, store, broker)
+        finally:
+            await store.close()
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
+
+    async def _loop(self, runner: Agent, store: MemoryStore, broker: PermissionBroker) -> None:
+        while (line := await self.ask("[bold cyan]you>[/] ")) is not None:
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                return
+            if text.startswith("/"):
+                await self._command(text, store, runner)
+                continue
+            result = await self._show(runner.run_stream(text))
+            while result.stop == "needs_approval":
+                if not await self._decide(result, broker):
+                    break
+                result = await self._show(runner.resume_stream(result))
+
+    async def _show(self, events: Any) -> RunResult:
+        streamed = False
+        result: RunResult | None = None
+        event: RunEvent
+        async for event in events:
+            match event:
+                case TextDeltaEvent(delta=delta):
+                    if not streamed:
+                        self.console.print("[bold green]agent>[/] ", end="")
+                        streamed = True
+                    self.console.print(escape(delta), end="")
+                case TextEvent(text=text):
+                    if streamed:
+                        self.console.print()
+                        streamed = False
+                    else:
+                        self.console.print(f"[bold green]agent>[/] {escape(text)}")
+                case ToolCallEvent(call=call, allowed=allowed):
+                    shown = json.dumps(call.arguments, ensure_ascii=False)[:160]
+                    mark = "" if allowed else " [red](not allowed now)[/]"
+                    self.console.print(f"[dim]  -> {call.name}({escape(shown)}){mark}[/]")
+                case ToolResultEvent(result=outcome):
+                    if outcome.error is None:
+                        self.console.print("[dim]  <- ok[/]")
+                    else:
+                        message = escape(outcome.error.message[:200])
+                        self.console.print(f"[dim]  <- {outcome.error.kind}: {message}[/]")
+                case ApprovalEvent(call=call, approval_id=approval):
+                    self.console.print(f"[yellow]  {call.name} waits for approval {approval}[/]")
+                case FinalEvent(result=done):
+                    result = done
+        assert result is not None
+        if result.stop == "terminal" and result.reply:
+            self.console.print(f"[bold green]agent>[/] {escape(result.reply)}")
+        elif result.stop in ("max_steps", "rules"):
+            self.console.print(f"[dim](the turn stopped early: {result.stop})[/]")
+        return result
+
+    async def _decide(self, result: RunResult, broker: PermissionBroker) -> bool:
+        """Ask about each pending approval; ``False`` when the person left."""
+        for approval in result.pending_approvals:
+            request = await broker.get(approval)
+            reason = request.reason if request is not None else approval
+            answer = await self.ask(f"[yellow]Approve[/] {escape(reason)}? [y/N] ")
+            if answer is None:
+                return False
+            decision = (
+                Decision.approve_once()
+                if answer.strip().lower() in ("y", "yes")
+                else Decision.deny()
+            )
+            await broker.resolve(approval, decision, by="chat")
+        return True
+
+    async def _command(self, text: str, store: MemoryStore, runner: Agent) -> None:
+        command, _, argument = text.partition(" ")
+        if command == "/memory":
+            self.console.print(escape(await render_context(store, self.agent_name, runner.tools)))
+        elif command == "/blocks":
+            table = Table("label", "kind", "chars", "permission")
+            for block in await store.list_blocks(self.agent_name):
+                limit = "" if block.char_limit is None else f"/{block.char_limit}"
+                table.add_row(
+                    escape(block.label), block.kind.value, f"{block.chars}{limit}",
+                    block.permission.value,
+                )  # fmt: skip
+            self.console.print(table)
+        elif command == "/search" and argument.strip():
+            hits = await store.search(self.agent_name, argument, domains=Domain.ALL, limit=10)
+            if not hits:
+                self.console.print("[dim]no hits[/]")
+            for hit in hits:
+                self.console.print(f"[dim]{hit.score:.3f}[/] {escape(hit.text[:200])}")
+        else:
+            self.console.print(f"[dim]{_HELP}[/]")
