@@ -317,3 +317,34 @@ async def test_a_denied_approval_resumes_with_a_denied_result_and_nothing_runs()
     assert result.error is not None
     assert result.error.kind == "denied"
     assert resumed.reply == "Not deleted."
+
+
+async def test_a_model_written_running_summary_is_stored_and_extended_later(
+    store: MemoryStore,
+) -> None:
+    for index in range(30):
+        await store.add_message("ada", "user", f"message number {index} about the garden")
+    summaries: list[str] = []
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        if "running summary" in request.system:
+            summaries.append(request.messages[0].content)
+            return ModelResponse(text=f"SUMMARY {len(summaries)}")
+        return ModelResponse(text="ok")
+
+    budget = ContextBudget(history_tokens=120, summarizer="model")
+    first = FunctionModel(answer)
+    await Agent("ada", first, memory=store, budget=budget).run("and now?")
+    second = FunctionModel(answer)
+    await Agent("ada", second, memory=store, budget=budget).run("and later?")
+
+    assert "## Earlier in this conversation\nSUMMARY 1" in first.requests[-1].system
+    assert "## Earlier in this conversation\nSUMMARY 2" in second.requests[-1].system
+    assert len(summaries) == 2
+    assert "message number 0 " in summaries[0]
+    assert summaries[1].startswith("Summary so far:\nSUMMARY 1")
+    assert "message number 0 " not in summaries[1]  # only what left since then
+    stored = [m for m in await store.list_messages("ada") if m.role == "system"]
+    assert [m.content for m in stored] == ["SUMMARY 1", "SUMMARY 2"]
+    seen = [m.content for m in second.requests[-1].messages]
+    assert not any(c.startswith("SUMMARY") for c in seen)

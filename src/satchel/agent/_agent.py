@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import anyio
@@ -32,6 +34,7 @@ from satchel.agent._run import (
     ToolCallEvent,
     ToolResultEvent,
 )
+from satchel.agent._summary import SUMMARY_KIND, summarize
 from satchel.builtin import MessageRouter
 from satchel.memory import MemoryStore, Message
 from satchel.providers import ToolCall
@@ -108,6 +111,7 @@ class Agent:
         self.stream = stream
         self._count = counter_for(model.family)
         self._histories: dict[str, list[ChatMessage]] = {}
+        self._summaries: dict[str, tuple[str, datetime | None]] = {}
 
     # -- running ---------------------------------------------------------------
 
@@ -208,7 +212,7 @@ class Agent:
                     yield event
                 continue
             allowed = self._allowed(state)
-            request = await self._request(history, allowed)
+            request = await self._request(run, history, allowed)
             response: ModelResponse | None = None
             if self.stream and isinstance(self.model, StreamingModel):
                 async for item in self.model.stream(request):
@@ -305,8 +309,12 @@ class Agent:
 
     # -- the request -----------------------------------------------------------
 
-    async def _request(self, history: list[ChatMessage], allowed: list[str]) -> ModelRequest:
+    async def _request(
+        self, run: RunResult, history: list[ChatMessage], allowed: list[str]
+    ) -> ModelRequest:
         kept, summary = fit_history(history, self.budget, self._count)
+        if self.budget.summarizer == "model":
+            summary = await self._running_summary(run, history[: len(history) - len(kept)])
         parts = [self.instructions.strip()]
         if self.memory is not None:
             from satchel.builtin import render_context
@@ -332,6 +340,28 @@ class Agent:
             require_tool=bool(allowed) and len(allowed) < len(self.tools),
         )
 
+    async def _running_summary(self, run: RunResult, left: list[ChatMessage]) -> str:
+        """The model-written summary of the messages that ``left`` the prompt, folding
+        in those the stored summary does not cover yet."""
+        previous, through = self._summaries.get(run.conversation_id, ("", None))
+        new = [m for m in left if through is None or m.created_at is None or m.created_at > through]
+        if not new:
+            return previous
+        text, usage = await summarize(self.model, previous, new, words=self.budget.summary_words)
+        run.usage = run.usage + usage
+        stamps = [m.created_at for m in new if m.created_at is not None]
+        covered = max(stamps) if stamps else datetime.now(UTC)
+        self._summaries[run.conversation_id] = (text, covered)
+        if self.memory is not None:
+            await self.memory.add_message(
+                self.name,
+                "system",
+                text,
+                conversation_id=run.conversation_id,
+                metadata={"kind": SUMMARY_KIND, "through": covered.isoformat()},
+            )
+        return text
+
     # -- history and persistence -----------------------------------------------
 
     async def _history(self, conversation: str) -> list[ChatMessage]:
@@ -340,7 +370,15 @@ class Agent:
         stored = await self.memory.list_messages(
             self.name, conversation_id=conversation, limit=_HISTORY_LOAD
         )
-        return _paired([m for m in map(_from_stored, stored) if m is not None])
+        messages: list[Message] = []
+        for message in stored:
+            meta = message.metadata or {}
+            if message.role == "system" and meta.get("kind") == SUMMARY_KIND:
+                through = _timestamp(meta.get("through")) or message.created_at
+                self._summaries[conversation] = (message.content, through)
+            else:
+                messages.append(message)
+        return _paired([m for m in map(_from_stored, messages) if m is not None])
 
     async def _add(
         self,
@@ -349,6 +387,8 @@ class Agent:
         message: ChatMessage,
         result: ToolResult | None = None,
     ) -> None:
+        if message.created_at is None:
+            message = replace(message, created_at=datetime.now(UTC))
         history.append(message)
         run.messages.append(message)
         if self.memory is None:
@@ -374,6 +414,7 @@ class Agent:
             role,
             content or "(empty)",
             conversation_id=run.conversation_id,
+            created_at=message.created_at,
             metadata=metadata or None,
         )
 
@@ -445,6 +486,15 @@ def _mapping(value: object) -> dict[str, Any]:
     return cast(dict[str, Any], value) if isinstance(value, dict) else {}
 
 
+def _timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
 def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
     """``history`` with each tool result right after the message that called it (a tool
     such as ``send_message`` records its own message while it runs, between the call
@@ -472,9 +522,11 @@ def _from_stored(message: Message) -> ChatMessage | None:
     if message.role == "user":
         sender = meta.get("from")
         prefix = f"[message from {sender}] " if isinstance(sender, str) else ""
-        return ChatMessage(role="user", content=prefix + message.content)
+        return ChatMessage(
+            role="user", content=prefix + message.content, created_at=message.created_at
+        )
     if message.role == "system":
-        return ChatMessage(role="user", content=message.content)
+        return ChatMessage(role="user", content=message.content, created_at=message.created_at)
     if message.role == "assistant":
         stored: list[Any] = list(meta.get("tool_calls") or ())
         calls = tuple(
@@ -486,10 +538,13 @@ def _from_stored(message: Message) -> ChatMessage | None:
             for item in stored
         )
         text = "" if meta.get("content_from_calls") else message.content
-        return ChatMessage(role="assistant", content=text, tool_calls=calls)
+        return ChatMessage(
+            role="assistant", content=text, tool_calls=calls, created_at=message.created_at
+        )
     return ChatMessage(
         role="tool",
         content=message.content,
         tool_call_id=meta.get("tool_call_id"),
         name=meta.get("name"),
+        created_at=message.created_at,
     )

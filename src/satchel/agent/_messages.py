@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from satchel.providers import ToolCall
@@ -27,6 +28,7 @@ class ChatMessage:
         tool_calls: The calls an assistant message asked for.
         tool_call_id: For a tool message, the id of the call it answers.
         name: For a tool message, the tool's name.
+        created_at: When it was said (set when the runtime records it).
     """
 
     role: Literal["user", "assistant", "tool"]
@@ -34,6 +36,7 @@ class ChatMessage:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
