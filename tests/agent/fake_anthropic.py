@@ -3,12 +3,13 @@ and response JSON), scripted per test, for the real ``anthropic`` SDK."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 Reply = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
@@ -70,4 +71,41 @@ class FakeAnthropic:
         body = await request.json()
         self.requests.append(body)
         status, payload = self.reply(body)
+        if body.get("stream") and status == 200:
+            return StreamingResponse(_sse(payload), media_type="text/event-stream")
         return JSONResponse(payload, status_code=status)
+
+
+def _event(kind: str, data: dict[str, Any]) -> str:
+    return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
+
+
+async def _sse(message: dict[str, Any]) -> AsyncIterator[str]:
+    """``message`` as the events a streaming Messages server sends: text in pieces,
+    each ``tool_use`` block's JSON input in two partial pieces, then the usage."""
+    start = {**message, "content": [], "usage": {"input_tokens": 13, "output_tokens": 0}}
+    yield _event("message_start", {"message": start})
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield _event(
+                "content_block_start",
+                {"index": index, "content_block": {"type": "text", "text": ""}},
+            )
+            text = block["text"]
+            for at in range(0, len(text), 4):
+                delta = {"type": "text_delta", "text": text[at : at + 4]}
+                yield _event("content_block_delta", {"index": index, "delta": delta})
+        else:
+            head = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield _event("content_block_start", {"index": index, "content_block": head})
+            raw = json.dumps(block["input"])
+            for part in (raw[: len(raw) // 2], raw[len(raw) // 2 :]):
+                delta = {"type": "input_json_delta", "partial_json": part}
+                yield _event("content_block_delta", {"index": index, "delta": delta})
+        yield _event("content_block_stop", {"index": index})
+    yield _event(
+        "message_delta",
+        {"delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+         "usage": {"output_tokens": 5}},
+    )  # fmt: skip
+    yield _event("message_stop", {})

@@ -14,3 +14,18 @@ looping = TestModel([call("context", {"operation": "list"})] * 50)
 """Calls the same tool forever."""
 
 not_a_model = 42
+
+greeter = TestModel(
+    [
+        call("discover_tools", {"query": "greet someone by name"}),
+        call("invoke_tool", {"tool_name": "toy_greet", "parameters": {"name": "Ada"}}),
+        "Greeted.",
+    ]
+)
+"""Finds a mounted tool behind the meta-tools and calls it."""
+
+direct_greeter = TestModel([call("toy_greet", {"name": "Ada"}), "Greeted."])
+"""Calls a mounted tool served directly."""
+
+wiper = TestModel([call("wipe", {"path": "/nonexistent/file"}), "never"])
+"""Calls a destructive tool, which waits for approval."""

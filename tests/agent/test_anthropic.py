@@ -94,3 +94,29 @@ async def test_an_unreachable_server_and_a_missing_key_are_clear(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     with pytest.raises(ModelError, match="ANTHROPIC_API_KEY"):
         model_from_string("anthropic:claude-sonnet-4-5")
+
+
+async def test_a_streaming_agent_reads_the_messages_event_stream(tmp_path: Path) -> None:
+    from satchel.agent import FinalEvent, TextDeltaEvent
+
+    append = {"operation": "append", "label": "human", "content": "Likes green tea."}
+    steps = [message(calls=[("context", append)]), message("Noted, green tea it is.")]
+    fake = FakeAnthropic(scripted(steps))
+    with serving(fake) as url:  # type: ignore[arg-type]
+        async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+            await store.ensure_agent("ada")
+            async with AnthropicModel("fake-claude", base_url=_root(url)) as model:
+                agent = Agent("ada", model, memory=store, stream=True)
+                with anyio.fail_after(60):
+                    events = [e async for e in agent.run_stream("I like green tea")]
+            human = await store.get_block("ada", "human")
+
+    deltas = [e.delta for e in events if isinstance(e, TextDeltaEvent)]
+    final = events[-1]
+    assert isinstance(final, FinalEvent)
+    assert len(deltas) > 1
+    assert "".join(deltas) == "Noted, green tea it is."
+    assert final.result.reply == "Noted, green tea it is."
+    assert (final.result.usage.input_tokens, final.result.usage.output_tokens) == (26, 10)
+    assert human.value.endswith("Likes green tea.")
+    assert all(r["stream"] is True for r in fake.requests)

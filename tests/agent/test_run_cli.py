@@ -134,3 +134,46 @@ def test_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "cannot reach" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+TOY = str(HERE.parent / "mcp" / "servers" / "toy_server.py")
+
+
+@pytest.mark.parametrize("lazy", [False, True], ids=["direct", "lazy"])
+def test_a_mounted_server_s_tools_reach_the_agent_directly_or_behind_meta_tools(
+    tmp_path: Path, lazy: bool
+) -> None:
+    model = "greeter" if lazy else "direct_greeter"
+    done = satchel_run(
+        tmp_path / "m.db",
+        "--model", f"{HERE / 'scripted_models.py'}:{model}",
+        "--mount", f"toy={sys.executable} {TOY}",
+        *(["--lazy"] if lazy else []),
+        "--json", "greet Ada",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    last = record["tool_calls"][-1]
+    assert last["ok"] is True, last
+    assert "Ada" in json.dumps(last["output"])
+    assert record["reply"] == "Greeted."
+
+
+def test_a_destructive_tool_returns_the_pending_approval(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    done = satchel_run(
+        db,
+        "--model", f"{HERE / 'scripted_models.py'}:wiper",
+        "--tools", f"{HERE / 'chat_tools.py'}:registry",
+        "--json", "wipe it",
+    )  # fmt: skip
+    record = json.loads(done.stdout)
+    assert record["stop"] == "needs_approval"
+    [approval] = record["pending_approvals"]
+    listed = subprocess.run(
+        [sys.executable, "-m", "satchel", "approvals", "list", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert approval in listed.stdout

@@ -7,7 +7,9 @@ server errors itself (``max_retries``)."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
+from collections.abc import AsyncIterator
 from typing import Any
 
 from satchel._errors import ModelError, SatchelUsageError
@@ -80,18 +82,8 @@ class AnthropicModel:
         Raises:
             ModelError: the server refused the request or could not be reached.
         """
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": self.max_tokens,
-            "messages": _wire(request.messages),
-        }
-        if request.system:
-            body["system"] = request.system
-        if request.tools:
-            body["tools"] = list(request.tools)
-            body["tool_choice"] = {"type": "any" if request.require_tool else "auto"}
         try:
-            message = await self._client.messages.create(**body)
+            message = await self._client.messages.create(**self._body(request))
         except self._sdk.APIError as exc:
             raise self._mapped(exc) from exc
         text = "".join(
@@ -107,6 +99,64 @@ class AnthropicModel:
                 requests=1,
             ),
         )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[str | ModelResponse]:
+        """One streamed Messages request (server-sent events): yields each text delta,
+        then the whole response with its ``tool_use`` blocks assembled.
+
+        Raises:
+            ModelError: the server refused the request or could not be reached.
+        """
+        text: list[str] = []
+        blocks: dict[int, dict[str, Any]] = {}
+        usage = Usage(requests=1)
+        try:
+            events = await self._client.messages.create(**self._body(request), stream=True)
+            async for event in events:
+                kind = event.type
+                if kind == "message_start":
+                    used = event.message.usage
+                    usage = Usage(input_tokens=used.input_tokens or 0, requests=1)
+                elif kind == "content_block_start" and event.content_block.type == "tool_use":
+                    block = event.content_block
+                    blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        text.append(delta.text)
+                        yield delta.text
+                    elif delta.type == "input_json_delta" and event.index in blocks:
+                        blocks[event.index]["json"] += delta.partial_json
+                elif kind == "message_delta":
+                    usage = Usage(
+                        input_tokens=usage.input_tokens,
+                        output_tokens=event.usage.output_tokens or 0,
+                        requests=1,
+                    )
+        except self._sdk.APIError as exc:
+            raise self._mapped(exc) from exc
+        uses = [
+            {"type": "tool_use", "id": b["id"], "name": b["name"], "input": _json(b["json"])}
+            for _, b in sorted(blocks.items())
+        ]
+        yield ModelResponse(
+            text="".join(text),
+            tool_calls=tuple(parse_anthropic_tool_uses(uses)) if uses else (),
+            usage=usage,
+        )
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": _wire(request.messages),
+        }
+        if request.system:
+            body["system"] = request.system
+        if request.tools:
+            body["tools"] = list(request.tools)
+            body["tool_choice"] = {"type": "any" if request.require_tool else "auto"}
+        return body
 
     def _mapped(self, exc: Any) -> ModelError:
         sdk = self._sdk
@@ -125,6 +175,17 @@ class AnthropicModel:
                 )
             return ModelError(f"{where} refused the request: {exc.message}", reason="bad_request")
         return ModelError(f"{where} failed: {exc}", reason="server")
+
+
+def _json(text: str) -> Any:
+    """The streamed arguments of a tool call; text that is not JSON is passed on as it
+    is, so running the call reports ``invalid_arguments`` to the model."""
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def _wire(messages: Any) -> list[dict[str, Any]]:

@@ -11,6 +11,8 @@ store, exactly as under ``serve``: a request another terminal approves with
 from __future__ import annotations
 
 import json
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio
@@ -33,12 +35,12 @@ from satchel.agent import (
     ToolResultEvent,
 )
 from satchel.builtin import render_context
+from satchel.cli._agent_tools import LazyOption, MountOption, ToolsOption, agent_tools
 from satchel.cli._common import load_registry
 from satchel.cli._run import ModelOption, resolve_model
 from satchel.cli._store import DbOption, resolve_db_location
-from satchel.consent import Decision, PermissionBroker, open_approval_store, with_approval
+from satchel.consent import Decision, PermissionBroker, open_approval_store
 from satchel.memory import ConsentRequest, Domain, MemoryStore, open_store
-from satchel.registry import ToolRegistry, merged
 from satchel.rules import MaxCalls, ToolRule
 
 __all__ = ["chat"]
@@ -63,15 +65,9 @@ def chat(
         str, typer.Option("--conversation", metavar="ID", help="The conversation to continue.")
     ] = "default",
     db: DbOption = None,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            "-t",
-            metavar="MODULE:ATTR",
-            help="More tools beside the memory tools (a ToolRegistry); repeatable.",
-        ),
-    ] = None,
+    tools: ToolsOption = None,
+    mount: MountOption = None,
+    lazy: LazyOption = False,
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=1, help="Model requests per turn, at most.")
     ] = 20,
@@ -86,11 +82,20 @@ def chat(
     if not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
     chosen = resolve_model(model, base_url)
-    extra = [load_registry(target) for target in tools or ()]
+    for target in tools or ():
+        load_registry(target)  # a bad --tools is a usage error before the session
     where = resolve_db_location(db, must_exist=False)
     rules: list[ToolRule] = [MaxCalls(max_calls)] if max_calls is not None else []
     session = _Session(Console(highlight=False), agent)
+    extra = _Extra(tools, mount, lazy)
     anyio.run(session.main, chosen, where, conversation, extra, max_steps, rules)
+
+
+@dataclass(frozen=True)
+class _Extra:
+    tools: list[str] | None
+    mounts: list[str] | None
+    lazy: bool
 
 
 class _Session:
@@ -115,15 +120,20 @@ class _Session:
         model: Model,
         where: Any,
         conversation: str,
-        extra: list[ToolRegistry],
+        extra: _Extra,
         max_steps: int,
         rules: list[ToolRule],
     ) -> None:
         store = await open_store(where, consent=self.consent)
         try:
-            async with PermissionBroker(open_approval_store(where), origin="chat") as broker:
+            async with (
+                AsyncExitStack() as stack,
+                PermissionBroker(open_approval_store(where), origin="chat") as broker,
+            ):
                 await store.ensure_agent(self.agent_name)
-                gated = with_approval(merged(*extra), broker) if extra else None
+                gated = await agent_tools(
+                    stack, extra.tools, extra.mounts, lazy=extra.lazy, broker=broker
+                )
                 runner = Agent(
                     self.agent_name,
                     model,

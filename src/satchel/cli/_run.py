@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Annotated
 
 import anyio
 import typer
 
 from satchel.agent import Agent, Model, RunResult, model_from_string
+from satchel.cli._agent_tools import LazyOption, MountOption, ToolsOption, agent_tools
 from satchel.cli._common import JsonFlag, echo_json, load_object, load_registry
-from satchel.cli._store import DbOption, open_store
-from satchel.registry import ToolRegistry, merged
+from satchel.cli._store import DbOption, open_store, resolve_db_location
+from satchel.consent import PermissionBroker, open_approval_store
 from satchel.rules import MaxCalls, ToolRule
 
 __all__ = ["resolve_model", "run"]
@@ -80,15 +83,9 @@ def run(
         typer.Option("--conversation", metavar="ID", help="The conversation to continue."),
     ] = "default",
     db: DbOption = None,
-    tools: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--tools",
-            "-t",
-            metavar="MODULE:ATTR",
-            help="More tools beside the memory tools (a ToolRegistry); repeatable.",
-        ),
-    ] = None,
+    tools: ToolsOption = None,
+    mount: MountOption = None,
+    lazy: LazyOption = False,
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=1, help="Model requests in this turn, at most.")
     ] = 20,
@@ -107,9 +104,11 @@ def run(
     if not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
     chosen = resolve_model(model, base_url)
-    extra = [load_registry(target) for target in tools or ()]
+    for target in tools or ():
+        load_registry(target)  # a bad --tools is a usage error before anything runs
     rules: list[ToolRule] = [MaxCalls(max_calls)] if max_calls is not None else []
-    result = anyio.run(_run, chosen, prompt, agent, conversation, db, extra, max_steps, rules)
+    request = _Request(prompt, agent, conversation, db, tools, mount, lazy, max_steps, rules)
+    result = anyio.run(_run, chosen, request)
     if json_output:
         echo_json(result.to_dict())
         return
@@ -124,25 +123,40 @@ def run(
         typer.echo(f"satchel: the turn stopped early ({result.stop}).", err=True)
 
 
-async def _run(
-    model: Model,
-    prompt: str,
-    agent: str,
-    conversation: str,
-    db: str | None,
-    extra: list[ToolRegistry],
-    max_steps: int,
-    rules: list[ToolRule],
-) -> RunResult:
-    store = await open_store(db, create=True)
-    try:
-        await store.ensure_agent(agent)
-        tools = merged(*extra) if extra else None
-        runner = Agent(agent, model, tools=tools, memory=store, max_steps=max_steps, rules=rules)
-        result = await runner.run(prompt, conversation_id=conversation)
-    finally:
-        await store.close()
+@dataclass(frozen=True)
+class _Request:
+    prompt: str
+    agent: str
+    conversation: str
+    db: str | None
+    tools: list[str] | None
+    mounts: list[str] | None
+    lazy: bool
+    max_steps: int
+    rules: list[ToolRule]
+
+
+async def _run(model: Model, request: _Request) -> RunResult:
+    where = resolve_db_location(request.db, must_exist=False)
+    async with AsyncExitStack() as stack:
+        store = await open_store(request.db, create=True)
+        stack.push_async_callback(store.close)
         close = getattr(model, "aclose", None)
         if close is not None:
-            await close()
-    return result
+            stack.push_async_callback(close)
+        broker = await stack.enter_async_context(
+            PermissionBroker(open_approval_store(where), origin="cli")
+        )
+        await store.ensure_agent(request.agent)
+        extra = await agent_tools(
+            stack, request.tools, request.mounts, lazy=request.lazy, broker=broker
+        )
+        runner = Agent(
+            request.agent,
+            model,
+            tools=extra,
+            memory=store,
+            max_steps=request.max_steps,
+            rules=request.rules,
+        )
+        return await runner.run(request.prompt, conversation_id=request.conversation)
