@@ -333,7 +333,7 @@ async def _deliver_reminders(
     ``notifications/resources/updated`` of the agent's context (and a changed resource
     list, since a block was loaded)."""
     from satchel.mcp import MemoryResources
-    from satchel.toolkit._reminders import deliver_reminders, reminder_agenda
+    from satchel.toolkit import deliver_reminders, reminder_agenda
 
     agenda = reminder_agenda(toolkit)
     if agenda is None:

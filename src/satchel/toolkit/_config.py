@@ -17,7 +17,7 @@ import platformdirs
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import InvalidInputError, SatchelUsageError
 
 __all__ = ["CONFIG_FILE_ENV", "ToolkitConfig", "default_config_file", "default_data_dir"]
 
@@ -89,7 +89,7 @@ class ToolkitConfig(BaseSettings):
             try:
                 ZoneInfo(value)
             except (ZoneInfoNotFoundError, ValueError):
-                raise ValueError(
+                raise InvalidInputError(
                     f"{value!r} is not an IANA time zone (e.g. Europe/Paris, America/New_York)"
                 ) from None
         return value

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from satchel._errors import ToolRetry
+from satchel._errors import InvalidInputError, ToolRetry
 from satchel.toolkit._dates import DateReader, When
 
 __all__ = ["RECURRENCE_EXAMPLES", "Recurrence", "looks_recurring", "read_recurrence"]
@@ -157,7 +157,7 @@ def _clock(reader: DateReader, text: str) -> tuple[time | None, str]:
         return None, text
     moment = reader.when(match.group("t"), field="recurrence", on=date(2000, 1, 3))
     if moment.all_day or moment.day != date(2000, 1, 3):
-        raise ValueError("not a time of day")
+        raise InvalidInputError("not a time of day")
     return moment.start.time().replace(tzinfo=None), text[: match.start()].strip()
 
 
@@ -221,7 +221,7 @@ def _first(reader: DateReader, clock: time | None, days: set[int], month_day: in
             if moment >= now:
                 return When(start=moment, all_day=False)
         day += timedelta(days=1)
-    raise ValueError("no occurrence within a year")
+    raise InvalidInputError("no occurrence within a year")
 
 
 def _check(rule: str, first: When) -> None:
@@ -230,5 +230,5 @@ def _check(rule: str, first: When) -> None:
 
     anchor = first.start if not first.all_day else datetime.combine(first.day, time())
     if not first.all_day and "UNTIL=" in rule and not rule.split("UNTIL=")[1].endswith("Z"):
-        raise ValueError("a timed UNTIL must be in UTC")
+        raise InvalidInputError("a timed UNTIL must be in UTC")
     rrulestr(rule, dtstart=anchor.replace(tzinfo=None) if "UNTIL=" not in rule else anchor)

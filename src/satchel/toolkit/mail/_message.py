@@ -15,6 +15,7 @@ from email.message import EmailMessage, Message
 from email.policy import default as default_policy
 from email.utils import format_datetime, getaddresses, make_msgid, parsedate_to_datetime
 
+from satchel._errors import InvalidInputError
 from satchel.toolkit.mail._models import EmailDetails, EmailSummary, SentEmail
 
 __all__ = [
@@ -133,18 +134,18 @@ def check_addresses(value: str) -> list[str]:
     """
     parts = [p.strip() for p in value.split(",") if p.strip()]
     if not parts:
-        raise ValueError("give at least one email address, such as ada@example.org")
+        raise InvalidInputError("give at least one email address, such as ada@example.org")
     found: list[str] = []
     for part in parts:
         pairs = getaddresses([part])
         addr = pairs[0][1] if len(pairs) == 1 else ""
         local, at, domain = addr.rpartition("@")
         if not at or not local or "." not in domain or any(c.isspace() for c in addr):
-            raise ValueError(f"{part!r} is not an email address (expected name@domain.tld)")
+            raise InvalidInputError(f"{part!r} is not an email address (expected name@domain.tld)")
         try:
             Address(addr_spec=addr)
         except (ValueError, IndexError) as exc:
-            raise ValueError(f"{part!r} is not an email address: {exc}") from exc
+            raise InvalidInputError(f"{part!r} is not an email address: {exc}") from exc
         found.append(addr)
     return found
 

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from satchel._errors import InvalidInputError
 from satchel.toolkit.mail._backend import MailBackend
 from satchel.toolkit.mail._digest import build_digest
 from satchel.toolkit.mail._message import MailQuery, build_message, check_addresses
@@ -219,7 +220,7 @@ class SendEmailIn(_In):
     @classmethod
     def _one_line(cls, value: str) -> str:
         if "\n" in value or "\r" in value:
-            raise ValueError("the subject must be one line")
+            raise InvalidInputError("the subject must be one line")
         return value
 
 
