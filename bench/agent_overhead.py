@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 
 from satchel import ToolRegistry, tool
-from satchel.agent import Agent, FunctionModel, ModelRequest, ModelResponse, call
+from satchel.agent import Agent, FunctionModel, ModelRequest, ModelResponse, RunResult, call
 from satchel.memory import BlockKind, SQLiteStore
 
 
@@ -118,7 +118,8 @@ async def context_cost(folder: Path, samples: int) -> tuple[float, float]:
         for _ in range(samples):
             start = time.perf_counter()
             history = await agent._history("default")  # pyright: ignore[reportPrivateUsage]
-            await agent._request(history, agent.tools.names())  # pyright: ignore[reportPrivateUsage]
+            run = RunResult(agent="ctx", conversation_id="default")
+            await agent._request(run, history, agent.tools.names())  # pyright: ignore[reportPrivateUsage]
             timings.append((time.perf_counter() - start) * 1000)
     timings.sort()
     return statistics.median(timings), timings[int(len(timings) * 0.95) - 1]
