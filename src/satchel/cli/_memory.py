@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -47,6 +48,7 @@ from satchel.cli._backup import (
     write_export,
 )
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
+from satchel.cli._markdown import export_folder, import_folder
 from satchel.cli._store import DbOption, open_store
 from satchel.memory import (
     Block,
@@ -455,6 +457,13 @@ def _time(text: str | None, option: str, *, end: bool) -> datetime | None:
         raise typer.BadParameter(exc.message, param_hint=f"'{option}'") from None
 
 
+class ExportFormat(StrEnum):
+    """What ``memory export`` writes."""
+
+    JSONL = "jsonl"
+    MARKDOWN = "markdown"
+
+
 AllAgentsFlag = Annotated[
     bool,
     typer.Option(
@@ -469,15 +478,39 @@ def export(
     file: Annotated[
         Path | None,
         typer.Argument(
-            metavar="FILE", help="Where to write; stdout when left out.", dir_okay=False
+            metavar="FILE|DIR",
+            help="Where to write: a file (stdout when left out), or with --format markdown "
+            "a folder.",
         ),
     ] = None,
     db: DbOption = None,
     agent: AgentOption = "default",
     all_agents: AllAgentsFlag = False,
+    format_: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            case_sensitive=False,
+            help="jsonl: every record, for restoring; markdown: one file per block, to read, "
+            "edit and keep in git (see docs/memory.md).",
+        ),
+    ] = ExportFormat.JSONL,
 ) -> None:
     """Export the agent's blocks and messages (or, with --all-agents, the whole store)
-    as JSON lines."""
+    as JSON lines, or its blocks as a folder of Markdown files."""
+    if format_ is ExportFormat.MARKDOWN:
+        if file is None or all_agents:
+            raise typer.BadParameter(
+                "--format markdown writes one agent's blocks into a folder: give DIR, "
+                "without --all-agents.",
+                param_hint="'--format'",
+            )
+        export_folder(db, agent, file)
+        return
+    if file is not None and file.is_dir():
+        raise typer.BadParameter(
+            f"{str(file)!r} is a folder; give a file, or --format markdown.", param_hint="'FILE'"
+        )
     whose = None if all_agents else agent
     with export_target(file) as out:
         count = _run(
@@ -507,7 +540,15 @@ def import_(
     """Import blocks and messages from an export, exactly as they were (ids, versions,
     timestamps, shares), then embed them for search. The export must be the agent's own
     (its header names --agent); --all-agents restores a whole-store export. All or
-    nothing: the file is checked in full first, then written in one transaction."""
+    nothing: the file is checked in full first, then written in one transaction.
+
+    A folder written by `export --format markdown` is read back instead: each edited
+    file updates its block through the permission gate, with the exported version as
+    the expected one (a block changed since is reported as a conflict, exit 1); new
+    files become new blocks; nothing is deleted."""
+    if Path(file).is_dir():
+        import_folder(db, agent, Path(file), as_json=as_json)
+        return
     whose = None if all_agents else agent
     with import_source(file) as source:
         show = not as_json and stderr_console().is_terminal

@@ -43,6 +43,7 @@ Example:
 from satchel.memory._backend import MemoryBackend
 from satchel.memory._fusion import Fusion
 from satchel.memory._gated import GatedStore
+from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -93,6 +94,7 @@ __all__ = [
     "Fusion",
     "GatedStore",
     "ImportReport",
+    "MarkdownReport",
     "MemoryBackend",
     "MemoryStore",
     "Message",
@@ -114,6 +116,8 @@ __all__ = [
     "default_template",
     "effective_permission",
     "empty_template",
+    "export_markdown",
+    "import_markdown",
     "is_postgres_url",
     "load_template",
     "open_store",

@@ -1,0 +1,249 @@
+"""Memory as Markdown files a person can read, edit and keep in git.
+
+Layout of an export of one agent into ``DIR``::
+
+    DIR/index.md                 what is here: every block, its kind, size and file
+    DIR/blocks/<name>.md         each core and working block the agent owns
+    DIR/archival/<name>.md       each archival entry the agent owns
+
+Each file is YAML front matter (``label``, ``kind``, ``description``, ``permission``,
+``char_limit``, ``pinned``, ``tags``, ``version``, timestamps, ``id``, ``shares``,
+``metadata``) between ``---`` lines, then the block's value exactly as stored. File
+names come from the label and are the same on every export and safe on every OS:
+lower-case letters, digits, ``.``, ``_`` and ``-`` stay; anything else (upper case too,
+so two labels never differ only by case) is ``%xx`` of its UTF-8 bytes.
+
+Importing reads the same layout back (:func:`import_markdown`): a file whose text or
+description differs from its block updates the block through the permission gate,
+with the exported ``version`` as the expected one, so a block that changed in the store
+since the export is reported as a conflict and never overwritten; a file for a label
+the store lacks becomes a new block; nothing is deleted. ``exact=True`` instead
+restores the records as they were (ids, versions, timestamps), into an empty store.
+
+Hand-written because it is a small file format of satchel's own; YAML itself is read and
+written by PyYAML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, cast
+
+import anyio.to_thread
+import yaml
+
+from satchel._errors import (
+    InvalidInputError,
+    MemoryStoreError,
+    NotFoundError,
+    VersionConflictError,
+)
+from satchel.memory._models import Block, BlockKind, Permission
+from satchel.memory._permissions import RequestOrigin
+from satchel.memory._protocol import MemoryStore
+
+__all__ = ["MarkdownReport", "export_markdown", "file_name", "import_markdown", "read_block_file"]
+
+_KEEP = re.compile(r"[a-z0-9._-]")
+_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
+_FOLDERS = {BlockKind.ARCHIVAL: "archival"}
+_DEFAULT_FOLDER = "blocks"
+
+
+@dataclass(kw_only=True)
+class MarkdownReport:
+    """What an export or import did.
+
+    Attributes:
+        written: Files written (export) or blocks updated (import).
+        created: Blocks created from new files (import).
+        unchanged: Files that matched their block (import).
+        conflicts: Labels whose block changed in the store since the export, with why.
+        refused: Labels whose write the permission gate (or the char limit) refused,
+            with its message.
+    """
+
+    written: list[str] = field(default_factory=list[str])
+    created: list[str] = field(default_factory=list[str])
+    unchanged: list[str] = field(default_factory=list[str])
+    conflicts: dict[str, str] = field(default_factory=dict[str, str])
+    refused: dict[str, str] = field(default_factory=dict[str, str])
+
+
+def file_name(label: str) -> str:
+    """The file name of ``label``: stable, and safe on every OS.
+
+    Example:
+        >>> file_name("Ada's notes")
+        '%41da%27s%20notes.md'
+    """
+    parts = [ch if _KEEP.match(ch) else "".join(f"%{b:02x}" for b in ch.encode()) for ch in label]
+    stem = "".join(parts)
+    if stem.startswith(".") or stem.split(".")[0] in _RESERVED:
+        stem = "".join(f"%{b:02x}" for b in stem[0].encode()) + stem[1:]
+    return stem + ".md"
+
+
+def _front(block: Block) -> dict[str, Any]:
+    return {
+        "label": block.label,
+        "kind": block.kind.value,
+        "description": block.description,
+        "permission": block.permission.value,
+        "char_limit": block.char_limit,
+        "pinned": block.pinned,
+        "tags": list(block.tags),
+        "version": block.version,
+        "created_at": block.created_at.isoformat(),
+        "updated_at": block.updated_at.isoformat(),
+        "id": block.id,
+        "shares": {agent: level.value for agent, level in sorted(block.shares.items())},
+        "metadata": dict(block.metadata),
+    }
+
+
+def _render(block: Block) -> str:
+    front = yaml.safe_dump(_front(block), sort_keys=False, allow_unicode=True)
+    return f"---\n{front}---\n{block.value}"
+
+
+async def export_markdown(store: MemoryStore, agent: str, directory: Path) -> MarkdownReport:
+    """Write every block ``agent`` owns into ``directory`` (see the module doc). Files
+    of blocks that no longer exist are left alone; the index says what is current."""
+    blocks = [b for b in await store.list_blocks(agent) if b.agent == agent]
+    written = await anyio.to_thread.run_sync(_write_all, agent, blocks, directory)
+    return MarkdownReport(written=written)
+
+
+def _write_all(agent: str, blocks: list[Block], directory: Path) -> list[str]:
+    written: list[str] = []
+    rows = ["# Memory of " + agent, "", "| label | kind | chars | file |", "|---|---|---|---|"]
+    for block in sorted(blocks, key=lambda b: (b.kind.value, b.label)):
+        folder = _FOLDERS.get(block.kind, _DEFAULT_FOLDER)
+        path = directory / folder / file_name(block.label)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_render(block), encoding="utf-8", newline="")
+        written.append(str(path.relative_to(directory)))
+        label = block.label.replace("|", "\\|")
+        rows.append(f"| {label} | {block.kind.value} | {block.chars} | {folder}/{path.name} |")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "index.md").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return written
+
+
+def read_block_file(path: Path, agent: str) -> Block:
+    """The block a file of an export describes.
+
+    Raises:
+        InvalidInputError: the file has no front matter, or it is not a valid block.
+    """
+    text = path.read_text(encoding="utf-8")
+    if not text.startswith("---\n") or "\n---\n" not in text[3:]:
+        raise InvalidInputError(f"{path.name}: no front matter between '---' lines")
+    end = text.index("\n---\n", 3)
+    try:
+        front: Any = yaml.safe_load(text[4 : end + 1])
+    except yaml.YAMLError as exc:
+        raise InvalidInputError(f"{path.name}: the front matter is not YAML: {exc}") from None
+    if not isinstance(front, dict):
+        raise InvalidInputError(f"{path.name}: the front matter is not a mapping")
+    data = cast(dict[str, Any], front)
+    now = datetime.now().astimezone()
+    try:
+        return Block.model_validate(
+            {
+                **data,
+                "agent": agent,
+                "value": text[end + 5 :],
+                "id": data.get("id") or f"md-{file_name(str(data.get('label')))}",
+                "created_at": data.get("created_at") or now,
+                "updated_at": data.get("updated_at") or now,
+                "shares": {
+                    str(k): Permission(v)
+                    for k, v in cast(dict[Any, Any], data.get("shares") or {}).items()
+                },
+                "metadata": data.get("metadata") or {},
+                "tags": tuple(data.get("tags") or ()),
+            }
+        )
+    except ValueError as exc:
+        raise InvalidInputError(f"{path.name}: not a valid block: {exc}") from None
+
+
+def _read_all(directory: Path, agent: str) -> list[tuple[Path, Block]]:
+    if not (directory / "index.md").is_file():
+        raise InvalidInputError(f"{str(directory)!r} holds no Markdown export (no index.md)")
+    return [(path, read_block_file(path, agent)) for path in _files(directory)]
+
+
+def _files(directory: Path) -> Iterable[Path]:
+    for folder in (_DEFAULT_FOLDER, *_FOLDERS.values()):
+        yield from sorted((directory / folder).glob("*.md"))
+
+
+async def import_markdown(
+    store: MemoryStore, agent: str, directory: Path, *, exact: bool = False
+) -> MarkdownReport:
+    """Read an export back into ``agent``'s memory (see the module doc).
+
+    Raises:
+        InvalidInputError: ``directory`` holds no export, or a file is unreadable
+            (nothing is changed then).
+    """
+    files = await anyio.to_thread.run_sync(_read_all, directory, agent)
+    report = MarkdownReport()
+    if exact:
+        await store.import_records([block for _, block in files])
+        report.created = [block.label for _, block in files]
+        return report
+    origin = RequestOrigin(channel="cli")
+    for _, block in files:
+        try:
+            current: Block | None = await store.get_block(agent, block.label)
+        except NotFoundError:  # a file for a label the store lacks: a new block
+            current = None
+        if current is None:
+            await store.create_block(
+                agent, block.label, block.value, description=block.description,
+                kind=block.kind, permission=block.permission, char_limit=block.char_limit,
+                pinned=block.pinned, tags=block.tags, metadata=block.metadata,
+            )  # fmt: skip
+            report.created.append(block.label)
+            continue
+        if current.value == block.value and current.description == block.description:
+            report.unchanged.append(block.label)
+            continue
+        if current.version != block.version:
+            report.conflicts[block.label] = (
+                f"changed in the store since the export (version {block.version} exported, "
+                f"{current.version} now); export again and redo the edit"
+            )
+            continue
+        try:
+            await store.update_block_text(
+                agent,
+                block.label,
+                block.value,
+                expected_version=block.version,
+                description=block.description,
+                origin=origin,
+            )
+        except VersionConflictError:
+            report.conflicts[block.label] = "changed in the store while importing"
+            continue
+        except MemoryStoreError as exc:  # the gate, consent or the char limit said no
+            report.refused[block.label] = exc.message
+            continue
+        report.written.append(block.label)
+    return report
