@@ -6,20 +6,18 @@ server errors itself (``max_retries``)."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-from satchel._errors import ModelError, SatchelUsageError
 from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
+from satchel.agent._sdk import SdkModel
 from satchel.providers import parse_anthropic_tool_uses
 
 __all__ = ["AnthropicModel"]
 
 
-class AnthropicModel:
+class AnthropicModel(SdkModel):
     """A Claude model behind the Anthropic Messages API.
 
     Args:
@@ -38,6 +36,11 @@ class AnthropicModel:
 
     family = "anthropic"
     dialect = "anthropic"
+    provider = "anthropic"
+    client_class = "AsyncAnthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    url_env = "ANTHROPIC_BASE_URL"
+    default_host = "api.anthropic.com"
 
     def __init__(
         self,
@@ -49,32 +52,10 @@ class AnthropicModel:
         max_retries: int = 2,
         timeout: float = 60.0,
     ) -> None:
-        try:
-            self._sdk: Any = importlib.import_module("anthropic")
-        except ImportError as exc:
-            raise SatchelUsageError(
-                "anthropic: models need the anthropic package: pip install 'satchel[anthropic]'."
-            ) from exc
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise ModelError("ANTHROPIC_API_KEY is not set: export it.", reason="auth")
-        self.name = f"anthropic:{model}"
-        self.model = model
-        self.max_tokens = max_tokens
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self._client: Any = self._sdk.AsyncAnthropic(
-            api_key=key, base_url=self.base_url, max_retries=max_retries, timeout=timeout
+        self._connect(
+            model, base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections. Idempotent."""
-        await self._client.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
+        self.max_tokens = max_tokens
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One Messages request.
@@ -157,24 +138,6 @@ class AnthropicModel:
             body["tools"] = list(request.tools)
             body["tool_choice"] = {"type": "any" if request.require_tool else "auto"}
         return body
-
-    def _mapped(self, exc: Any) -> ModelError:
-        sdk = self._sdk
-        where = self.base_url or "api.anthropic.com"
-        if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
-            return ModelError(f"{where} refused the API key: {exc.message}", reason="auth")
-        if isinstance(exc, sdk.APIConnectionError):
-            return ModelError(f"cannot reach {where}: {exc}", reason="connection")
-        if isinstance(exc, sdk.RateLimitError):
-            return ModelError(f"{where} kept rate-limiting: {exc.message}", reason="rate_limit")
-        if isinstance(exc, sdk.BadRequestError):
-            if "too long" in str(exc.message).lower():
-                return ModelError(
-                    f"the conversation is longer than {self.model}'s context: {exc.message}",
-                    reason="context_length",
-                )
-            return ModelError(f"{where} refused the request: {exc.message}", reason="bad_request")
-        return ModelError(f"{where} failed: {exc}", reason="server")
 
 
 def _json(text: str) -> Any:

@@ -10,15 +10,14 @@ Tool schemas come from satchel's own ``openai`` dialect.
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
-from satchel._errors import ModelError, SatchelUsageError
+from satchel._errors import SatchelUsageError
 from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
 from satchel.agent._models import Model
+from satchel.agent._sdk import SdkModel
 from satchel.providers import parse_openai_tool_calls
 
 __all__ = ["OpenAIModel", "model_from_string"]
@@ -51,7 +50,7 @@ def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
     )
 
 
-class OpenAIModel:
+class OpenAIModel(SdkModel):
     """A model behind the OpenAI Chat Completions API.
 
     Args:
@@ -69,6 +68,12 @@ class OpenAIModel:
 
     family = "openai"
     dialect = "openai"
+    provider = "openai"
+    client_class = "AsyncOpenAI"
+    key_env = "OPENAI_API_KEY"
+    url_env = "OPENAI_BASE_URL"
+    default_host = "api.openai.com"
+    key_hint = "export it (any value for a local server that needs none)"
 
     def __init__(
         self,
@@ -79,35 +84,9 @@ class OpenAIModel:
         max_retries: int = 2,
         timeout: float = 60.0,
     ) -> None:
-        try:
-            self._sdk: Any = importlib.import_module("openai")
-        except ImportError as exc:
-            raise SatchelUsageError(
-                "openai: models need the openai package: pip install 'satchel[openai]'."
-            ) from exc
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise ModelError(
-                "OPENAI_API_KEY is not set: export it (any value for a local server that "
-                "needs none).",
-                reason="auth",
-            )
-        self.name = f"openai:{model}"
-        self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._client: Any = self._sdk.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, max_retries=max_retries, timeout=timeout
+        self._connect(
+            model, base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
         )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections. Idempotent."""
-        await self._client.close()
-
-    async def __aenter__(self) -> OpenAIModel:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def request(self, request: ModelRequest) -> ModelResponse:
         """One Chat Completions request.
@@ -188,25 +167,6 @@ class OpenAIModel:
             body["tools"] = list(request.tools)
             body["tool_choice"] = "required" if request.require_tool else "auto"
         return body
-
-    def _mapped(self, exc: Any) -> ModelError:
-        sdk = self._sdk
-        where = self.base_url or "api.openai.com"
-        if isinstance(exc, sdk.AuthenticationError | sdk.PermissionDeniedError):
-            return ModelError(f"{where} refused the API key: {exc.message}", reason="auth")
-        if isinstance(exc, sdk.APIConnectionError):
-            return ModelError(f"cannot reach {where}: {exc}", reason="connection")
-        if isinstance(exc, sdk.RateLimitError):
-            return ModelError(f"{where} kept rate-limiting: {exc.message}", reason="rate_limit")
-        code = getattr(exc, "code", None)
-        if code == "context_length_exceeded":
-            return ModelError(
-                f"the conversation is longer than {self.model}'s context: {exc.message}",
-                reason="context_length",
-            )
-        if isinstance(exc, sdk.BadRequestError):
-            return ModelError(f"{where} refused the request: {exc.message}", reason="bad_request")
-        return ModelError(f"{where} failed: {exc}", reason="server")
 
 
 def _wire(message: ChatMessage) -> dict[str, Any]:
