@@ -94,19 +94,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(fake: FakeOpenAI) -> Iterator[str]:
-    """Serve ``fake`` on a free loopback port in a thread; yields the base URL."""
+def serving(fake: FakeOpenAI | Any) -> Iterator[str]:
+    """Serve ``fake`` (any object with an ASGI ``app``) on a free loopback port in a
+    thread; yields the base URL once the server listens."""
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(fake.app, host="127.0.0.1", port=port, log_level="error")
-    )
+    ready = threading.Event()
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            ready.set()
+
+    server = _Server(uvicorn.Config(fake.app, host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the fake OpenAI server did not start")
-        time.sleep(0.01)
+    if not ready.wait(timeout=30):  # a hang guard
+        raise RuntimeError("the fake server did not start")
     try:
         yield f"http://127.0.0.1:{port}/v1"
     finally:

@@ -37,7 +37,7 @@ async def test_an_agent_runs_tool_calls_and_a_reply_over_the_messages_api(tmp_pa
         message("Noted."),
     ]
     fake = FakeAnthropic(scripted(steps))
-    with serving(fake) as url:  # type: ignore[arg-type]
+    with serving(fake) as url:
         async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
             await store.ensure_agent("ada")
             async with AnthropicModel("fake-claude", base_url=_root(url)) as model:
@@ -66,7 +66,7 @@ async def test_a_refused_key_and_a_too_long_prompt_are_model_errors(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     too_long = error(400, "invalid_request_error", "prompt is too long: 300000 tokens > 200000")
-    with serving(FakeAnthropic(lambda body: too_long)) as url:  # type: ignore[arg-type]
+    with serving(FakeAnthropic(lambda body: too_long)) as url:
         async with AnthropicModel("c", base_url=_root(url), max_retries=0) as model:
             with pytest.raises(ModelError, match="longer than") as long:
                 await model.request(
@@ -102,7 +102,7 @@ async def test_a_streaming_agent_reads_the_messages_event_stream(tmp_path: Path)
     append = {"operation": "append", "label": "human", "content": "Likes green tea."}
     steps = [message(calls=[("context", append)]), message("Noted, green tea it is.")]
     fake = FakeAnthropic(scripted(steps))
-    with serving(fake) as url:  # type: ignore[arg-type]
+    with serving(fake) as url:
         async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
             await store.ensure_agent("ada")
             async with AnthropicModel("fake-claude", base_url=_root(url)) as model:
