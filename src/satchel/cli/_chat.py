@@ -11,13 +11,10 @@ store, exactly as under ``serve``: a request another terminal approves with
 from __future__ import annotations
 
 import json
-from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 import anyio.to_thread
-import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -26,7 +23,6 @@ from satchel.agent import (
     Agent,
     ApprovalEvent,
     FinalEvent,
-    Model,
     RunEvent,
     RunResult,
     TextDeltaEvent,
@@ -35,13 +31,23 @@ from satchel.agent import (
     ToolResultEvent,
 )
 from satchel.builtin import render_context
-from satchel.cli._agent_tools import LazyOption, MountOption, ToolsOption, agent_tools
-from satchel.cli._common import load_registry
-from satchel.cli._run import ModelOption, resolve_model
-from satchel.cli._store import DbOption, resolve_db_location
-from satchel.consent import Decision, PermissionBroker, open_approval_store
-from satchel.memory import ConsentRequest, Domain, MemoryStore, open_store
-from satchel.rules import MaxCalls, ToolRule
+from satchel.cli._agent_setup import (
+    AgentSetup,
+    BaseUrlOption,
+    ConversationOption,
+    LazyOption,
+    MaxCallsOption,
+    MaxStepsOption,
+    ModelOption,
+    MountOption,
+    ToolsOption,
+    agent_setup,
+    opened_agent,
+)
+from satchel.cli._agents import AgentOption
+from satchel.cli._store import DbOption
+from satchel.consent import Decision, PermissionBroker
+from satchel.memory import ConsentRequest, Domain, MemoryStore
 
 __all__ = ["chat"]
 
@@ -53,49 +59,25 @@ _HELP = (
 
 def chat(
     model: ModelOption = "openai:gpt-4o-mini",
-    base_url: Annotated[
-        str | None,
-        typer.Option("--base-url", metavar="URL", help="Another server for the provider."),
-    ] = None,
-    agent: Annotated[
-        str,
-        typer.Option("--agent", envvar="SATCHEL_AGENT", help="Whose memory and conversation."),
-    ] = "default",
-    conversation: Annotated[
-        str, typer.Option("--conversation", metavar="ID", help="The conversation to continue.")
-    ] = "default",
+    base_url: BaseUrlOption = None,
+    agent: AgentOption = "default",
+    conversation: ConversationOption = "default",
     db: DbOption = None,
     tools: ToolsOption = None,
     mount: MountOption = None,
     lazy: LazyOption = False,
-    max_steps: Annotated[
-        int, typer.Option("--max-steps", min=1, help="Model requests per turn, at most.")
-    ] = 20,
-    max_calls: Annotated[
-        int | None, typer.Option("--max-calls", min=1, help="Tool calls per turn, at most.")
-    ] = None,
+    max_steps: MaxStepsOption = 20,
+    max_calls: MaxCallsOption = None,
 ) -> None:
     """Talk with an agent: replies stream in, tool calls show, approvals are asked here.
 
     Type /help for the memory commands; /quit or end of input leaves.
     """
-    if not agent.strip():
-        raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
-    chosen = resolve_model(model, base_url)
-    for target in tools or ():
-        load_registry(target)  # a bad --tools is a usage error before the session
-    where = resolve_db_location(db, must_exist=False)
-    rules: list[ToolRule] = [MaxCalls(max_calls)] if max_calls is not None else []
-    session = _Session(Console(highlight=False), agent)
-    extra = _Extra(tools, mount, lazy)
-    anyio.run(session.main, chosen, where, conversation, extra, max_steps, rules)
-
-
-@dataclass(frozen=True)
-class _Extra:
-    tools: list[str] | None
-    mounts: list[str] | None
-    lazy: bool
+    setup = agent_setup(
+        model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
+        tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+    )  # fmt: skip
+    anyio.run(_Session(Console(highlight=False), agent).main, setup)
 
 
 class _Session:
@@ -115,42 +97,14 @@ class _Session:
         answer = await self.ask(f"[yellow]Allow:[/] {escape(request.reason)}? [y/N] ")
         return (answer or "").strip().lower() in ("y", "yes")
 
-    async def main(
-        self,
-        model: Model,
-        where: Any,
-        conversation: str,
-        extra: _Extra,
-        max_steps: int,
-        rules: list[ToolRule],
-    ) -> None:
-        store = await open_store(where, consent=self.consent)
-        try:
-            async with (
-                AsyncExitStack() as stack,
-                PermissionBroker(open_approval_store(where), origin="chat") as broker,
-            ):
-                await store.ensure_agent(self.agent_name)
-                gated = await agent_tools(
-                    stack, extra.tools, extra.mounts, lazy=extra.lazy, broker=broker
-                )
-                runner = Agent(
-                    self.agent_name,
-                    model,
-                    tools=gated,
-                    memory=store,
-                    rules=rules,
-                    max_steps=max_steps,
-                    stream=True,
-                    conversation_id=conversation,
-                )
-                self.console.print(f"[dim]satchel chat with {self.agent_name}. {_HELP}[/]")
-                await self._loop(runner, store, broker)
-        finally:
-            await store.close()
-            close = getattr(model, "aclose", None)
-            if close is not None:
-                await close()
+    async def main(self, setup: AgentSetup) -> None:
+        async with opened_agent(setup, origin="chat", consent=self.consent, stream=True) as (
+            runner,
+            broker,
+        ):
+            assert runner.memory is not None
+            self.console.print(f"[dim]satchel chat with {self.agent_name}. {_HELP}[/]")
+            await self._loop(runner, runner.memory, broker)
 
     async def _loop(self, runner: Agent, store: MemoryStore, broker: PermissionBroker) -> None:
         while (line := await self.ask("[bold cyan]you>[/] ")) is not None:

@@ -1,0 +1,235 @@
+"""What ``satchel run`` and ``satchel chat`` share: their options, checked once
+(:func:`agent_setup`), and the opened agent (:func:`opened_agent`): the memory store
+``--db`` names, its approval broker, and beside the memory tools the ``--tools``
+registries and ``--mount`` servers, gated for approval as under ``serve`` and, with
+``--lazy``, behind the meta-tools."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncGenerator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from satchel.agent import Agent, Model, model_from_string
+from satchel.cli._common import load_object, load_registry
+from satchel.cli._serve_args import MountSpec, parse_mount
+from satchel.cli._store import resolve_db_location
+from satchel.consent import PermissionBroker, open_approval_store, with_approval
+from satchel.memory import ConsentHandler, open_store
+from satchel.meta import MetaTools
+from satchel.registry import ToolRegistry, merged
+from satchel.rules import MaxCalls, ToolRule
+
+__all__ = [
+    "AgentSetup",
+    "BaseUrlOption",
+    "ConversationOption",
+    "LazyOption",
+    "MaxCallsOption",
+    "MaxStepsOption",
+    "ModelOption",
+    "MountOption",
+    "ToolsOption",
+    "agent_setup",
+    "opened_agent",
+    "resolve_model",
+]
+
+ModelOption = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        "-m",
+        envvar="SATCHEL_MODEL",
+        metavar="PROVIDER:MODEL|MODULE:ATTR",
+        help="The model: openai:MODEL (any OpenAI-compatible server, see --base-url), "
+        "anthropic:MODEL, or a Python Model object such as a scripted FunctionModel "
+        "(path/to/file.py:model).",
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        metavar="URL",
+        help="Another server for the provider: an OpenAI-compatible one (vLLM, llama.cpp, "
+        "Ollama, LM Studio, ...). Default: $OPENAI_BASE_URL or $ANTHROPIC_BASE_URL, else "
+        "the provider's own.",
+    ),
+]
+ConversationOption = Annotated[
+    str, typer.Option("--conversation", metavar="ID", help="The conversation to continue.")
+]
+MaxStepsOption = Annotated[
+    int, typer.Option("--max-steps", min=1, help="Model requests per turn, at most.")
+]
+MaxCallsOption = Annotated[
+    int | None, typer.Option("--max-calls", min=1, help="Tool calls per turn, at most.")
+]
+ToolsOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--tools",
+        "-t",
+        metavar="MODULE:ATTR",
+        help="More tools beside the memory tools (a ToolRegistry); repeatable.",
+    ),
+]
+MountOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--mount",
+        metavar="PREFIX=COMMAND|PREFIX=URL",
+        help="Bring another MCP server's tools in as PREFIX_name; repeatable.",
+    ),
+]
+LazyOption = Annotated[
+    bool,
+    typer.Option(
+        "--lazy",
+        help="Put the --tools and --mount tools behind the meta-tools (discover_tools, "
+        "get_tool_schema, invoke_tool); the memory tools stay direct.",
+    ),
+]
+
+
+def resolve_model(spec: str, base_url: str | None) -> Model:
+    """The model ``--model`` names: a provider model, or a Model object to import.
+
+    Raises:
+        typer.BadParameter: the spec names neither.
+    """
+    provider = spec.partition(":")[0]
+    if provider in ("openai", "anthropic"):
+        return model_from_string(spec, base_url=base_url)
+    if ":" not in spec:
+        raise typer.BadParameter(
+            f"{spec!r} is not a model satchel can run: write openai:MODEL (any "
+            "OpenAI-compatible server), anthropic:MODEL, or MODULE:ATTR naming a Python "
+            "Model object.",
+            param_hint="'--model'",
+        )
+    value = load_object(spec, "--model")
+    if callable(value) and not isinstance(value, Model):
+        value = value()
+    if not isinstance(value, Model):
+        raise typer.BadParameter(
+            f"{spec!r} is a {type(value).__name__}, not a Model (it needs name, family and "
+            "an async request()).",
+            param_hint="'--model'",
+        )
+    return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentSetup:
+    """The checked options of ``run`` and ``chat``."""
+
+    model: Model
+    agent: str
+    conversation: str
+    db: str | None
+    registries: tuple[ToolRegistry, ...]
+    mounts: tuple[MountSpec, ...]
+    lazy: bool
+    max_steps: int
+    rules: tuple[ToolRule, ...]
+
+
+def agent_setup(
+    *,
+    model: str,
+    base_url: str | None,
+    agent: str,
+    conversation: str,
+    db: str | None,
+    tools: list[str] | None,
+    mounts: list[str] | None,
+    lazy: bool,
+    max_steps: int,
+    max_calls: int | None,
+) -> AgentSetup:
+    """Check every option before anything runs.
+
+    Raises:
+        typer.BadParameter: an empty agent, a bad model, ``--tools``, ``--mount`` or
+            ``--db``.
+    """
+    if not agent.strip():
+        raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    resolve_db_location(db, must_exist=False)
+    return AgentSetup(
+        model=resolve_model(model, base_url),
+        agent=agent,
+        conversation=conversation,
+        db=db,
+        registries=tuple(load_registry(target) for target in tools or ()),
+        mounts=tuple(parse_mount(value) for value in mounts or ()),
+        lazy=lazy,
+        max_steps=max_steps,
+        rules=(MaxCalls(max_calls),) if max_calls is not None else (),
+    )
+
+
+@asynccontextmanager
+async def opened_agent(
+    setup: AgentSetup,
+    *,
+    origin: str,
+    consent: ConsentHandler | None = None,
+    stream: bool = False,
+) -> AsyncGenerator[tuple[Agent, PermissionBroker]]:
+    """The agent on its opened store, and the broker its held calls wait on; the
+    store, the mounted servers and the model's connections close on exit."""
+    where = resolve_db_location(setup.db, must_exist=False)
+    async with AsyncExitStack() as stack:
+        store = await open_store(where, consent=consent)
+        stack.push_async_callback(store.close)
+        close = getattr(setup.model, "aclose", None)
+        if close is not None:
+            stack.push_async_callback(close)
+        broker = await stack.enter_async_context(
+            PermissionBroker(open_approval_store(where), origin=origin)
+        )
+        await store.ensure_agent(setup.agent)
+        agent = Agent(
+            setup.agent,
+            setup.model,
+            tools=await _extra_tools(stack, setup, broker),
+            memory=store,
+            rules=setup.rules,
+            max_steps=setup.max_steps,
+            conversation_id=setup.conversation,
+            stream=stream,
+        )
+        yield agent, broker
+
+
+async def _extra_tools(
+    stack: AsyncExitStack, setup: AgentSetup, broker: PermissionBroker
+) -> ToolRegistry | None:
+    if not setup.registries and not setup.mounts:
+        return None
+    from satchel.mcp import mount_mcp  # the MCP SDK loads only when a server is mounted
+
+    catalog = merged(*setup.registries)
+    for spec in setup.mounts:
+        await stack.enter_async_context(
+            mount_mcp(
+                catalog,
+                prefix=spec.prefix,
+                command=spec.command,
+                args=spec.args,
+                url=spec.url,
+                env=dict(os.environ) if spec.command else None,
+            )
+        )
+    if setup.lazy:
+        meta = MetaTools(catalog, broker=broker, dialect="openai")
+        await meta.prepare()
+        return meta.registry
+    return with_approval(catalog, broker)
