@@ -178,6 +178,12 @@ def task_tools(
         tasks.save("todo", todo)
         return task_record(todo, config.zone(), None)
 
+    def marked(task_id: str, *, done: bool) -> TaskItem:
+        todo = find(task_id)
+        set_status(todo, done)
+        tasks.save("todo", todo)
+        return task_record(todo, config.zone(), None)
+
     @tool(
         category="tasks",
         actions=["update"],
@@ -190,10 +196,7 @@ def task_tools(
         Args:
             task_id: The task's id, from list_tasks.
         """
-        todo = find(task_id)
-        set_status(todo, True)
-        tasks.save("todo", todo)
-        return task_record(todo, config.zone(), None)
+        return marked(task_id, done=True)
 
     @tool(
         category="tasks",
@@ -207,10 +210,7 @@ def task_tools(
         Args:
             task_id: The task's id, from list_tasks.
         """
-        todo = find(task_id)
-        set_status(todo, False)
-        tasks.save("todo", todo)
-        return task_record(todo, config.zone(), None)
+        return marked(task_id, done=False)
 
     @tool(
         category="tasks",
