@@ -111,6 +111,9 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
     Args:
         store: The memory store.
         date_languages: Languages understood in ``start_time`` and ``end_time``.
+        global_agent: The person's own agent when agents are projects
+            (``satchel serve --agent auto``): another agent's search also covers the
+            person's memory, each such result naming it in ``shared_from``.
     """
 
     name = "search"
@@ -132,24 +135,38 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
     read_only = True
     idempotent = True
 
-    def __init__(self, store: MemoryStore, *, date_languages: Sequence[str] = ("en",)) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        date_languages: Sequence[str] = ("en",),
+        global_agent: str | None = None,
+    ) -> None:
         self.store = store
         self.times = TimeParser(date_languages)
+        self.global_agent = global_agent
 
     async def execute(self, params: SearchInput, ctx: ToolContext) -> SearchOutput:
         """Search for ``ctx.agent``."""
         agent = ctx.agent
         filters = await checked(self._filters(params.filters))
-        hits = await checked(
-            self.store.search(
-                agent,
-                params.query,
-                domains=Domain(params.domain),
-                filters=filters,
-                limit=params.limit,
-            )
-        )
-        results = [_result(hit, agent) for hit in hits]
+        scopes = [agent]
+        if self.global_agent is not None and self.global_agent != agent:
+            scopes.append(self.global_agent)
+        hits: dict[str, SearchHit] = {}
+        for scope in scopes:  # the project's memory, then the person's
+            for hit in await checked(
+                self.store.search(
+                    scope,
+                    params.query,
+                    domains=Domain(params.domain),
+                    filters=filters,
+                    limit=params.limit,
+                )
+            ):
+                hits.setdefault(hit.id, hit)  # a block shared with both: listed once
+        best = sorted(hits.values(), key=lambda h: -h.score)[: params.limit]
+        results = [_result(hit, agent) for hit in best]
         where = {"archival_memory": "archival memory", "conversations": "conversations"}.get(
             params.domain, "archival memory and conversations"
         )

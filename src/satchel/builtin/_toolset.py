@@ -27,6 +27,7 @@ def memory_toolset(
     new_block_kind: BlockKind = BlockKind.WORKING,
     archival_permission: Permission = Permission.ADMIN,
     date_languages: Sequence[str] = ("en",),
+    global_agent: str | None = None,
 ) -> ToolRegistry:
     """The four built-in tools, ``context``, ``recall``, ``search`` and
     ``send_message``, bound to ``store``.
@@ -47,6 +48,8 @@ def memory_toolset(
         archival_permission: The permission of entries ``recall insert`` creates
             (``admin`` lets the agent delete them).
         date_languages: Languages understood in search's ``start_time``/``end_time``.
+        global_agent: With per-project agents, the person's own agent: ``search``
+            also covers its memory (see :class:`SearchTool`).
 
     Returns:
         The registry holding the tools.
@@ -64,7 +67,7 @@ def memory_toolset(
     tools: tuple[BaseTool, ...] = (
         ContextTool(store, new_block_kind=new_block_kind),
         RecallTool(store, permission=archival_permission),
-        SearchTool(store, date_languages=date_languages),
+        SearchTool(store, date_languages=date_languages, global_agent=global_agent),
         SendMessageTool(router if router is not None else MessageRouter(store)),
     )
     embedder: object = getattr(store, "embedder", None)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import InvalidInputError, SatchelUsageError
 from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._approvals import approval_store
 from satchel.cli._common import load_registry
@@ -70,7 +70,8 @@ from satchel.cli._serve_toolkit import (
 )
 from satchel.cli._store import resolve_db_location
 from satchel.consent import ApprovalPolicy, PermissionBroker
-from satchel.memory import AgentTemplate, MemoryStore, open_store
+from satchel.memory import DEFAULT_GLOBAL_LABELS, AgentTemplate, MemoryStore, open_store
+from satchel.memory._models import validate_label
 from satchel.meta import MetaTools
 from satchel.registry import ToolRegistry, merged, with_write_hook
 
@@ -94,6 +95,9 @@ __all__ = [
 
 logger = logging.getLogger("satchel.cli.serve")
 
+AUTO_AGENT = "auto"
+"""``--agent auto``: each client's memory is the project it has open."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ServeOptions:
@@ -109,16 +113,34 @@ class ServeOptions:
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
     template: AgentTemplate | None = None
+    """The starting blocks of a new agent; ``None`` for persona and human."""
     toolkit: ToolkitConfig | None = None
     """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
-    """The starting blocks of a new agent; ``None`` for persona and human."""
+    global_agent: str = "default"
+    """With ``agent="auto"``: the person's own agent (used without workspace roots)."""
+    global_labels: tuple[str, ...] = DEFAULT_GLOBAL_LABELS
+    """With ``agent="auto"``: the person's blocks shared into every project."""
+
+    @property
+    def per_project(self) -> bool:
+        """Whether each client's memory is its project's (``--agent auto``)."""
+        return self.agent == AUTO_AGENT
+
+    @property
+    def person(self) -> str:
+        """The agent used when no project decides: ``--agent``, or with ``auto`` the
+        ``--global-agent``."""
+        return self.global_agent if self.per_project else self.agent
 
 
 # -- what is served --------------------------------------------------------------------
 
 
 def memory_tools(
-    store: MemoryStore | None, *, on_write: Callable[[], None] | None = None
+    store: MemoryStore | None,
+    *,
+    on_write: Callable[[], None] | None = None,
+    global_agent: str | None = None,
 ) -> ToolRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
     ``send_message``) on ``store``; ``None`` without a store.
@@ -129,12 +151,14 @@ def memory_tools(
         store: The opened memory store.
         on_write: Called after every successful call that may have written memory
             (to announce that the memory resources changed).
+        global_agent: With ``--agent auto``, the person's own agent, which ``search``
+            covers beside the project's.
     """
     if store is None:
         return None
     from satchel.builtin import memory_toolset
 
-    tools = memory_toolset(store)
+    tools = memory_toolset(store, global_agent=global_agent)
     if on_write is None:
         return tools
     return with_write_hook(tools, on_write)
@@ -244,6 +268,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         MemoryConsent,
         MemoryPrompts,
         MemoryResources,
+        ProjectAgents,
         create_server,
         mount_mcp,
     )
@@ -263,15 +288,22 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         store = await open_store(where, embedder=_embedder(), consent=consent)
         stack.push_async_callback(store.close)
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
-        logger.info("memory of agent %r in %s", options.agent, shown)
-        await store.ensure_agent(options.agent, options.template)
+        person = options.person
+        logger.info("memory of agent %r in %s", person, shown)
+        await store.ensure_agent(person, options.template)
         toolkit = None
         if options.toolkit is not None:
             from satchel.toolkit import productivity_toolkit
 
             toolkit = productivity_toolkit(options.toolkit, store=store)
         catalog = build_catalog(
-            options, memory=memory_tools(store, on_write=announce), toolkit=toolkit
+            options,
+            memory=memory_tools(
+                store,
+                on_write=announce,
+                global_agent=person if options.per_project else None,
+            ),
+            toolkit=toolkit,
         )
         for spec in options.mounts:
             await stack.enter_async_context(
@@ -291,18 +323,26 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             served = meta.registry
         else:
             served = served_registry(catalog, options, broker=broker)
+        instructions = await render_context(store, person, served)
+        agents = None
+        if options.per_project:
+            agents = ProjectAgents(
+                store, person=person, template=options.template, global_labels=options.global_labels
+            )
+            instructions = _per_project_note(options) + "\n\n" + instructions
         server = create_server(
             served,
-            agent=options.agent,
-            instructions=await render_context(store, options.agent, served),
+            agent=person,
+            agents=agents,
+            instructions=instructions,
             resources=MemoryResources(store, served),
             prompts=MemoryPrompts(store, served),
         )
         if toolkit is not None:
-            await _deliver_reminders(stack, toolkit, options.agent, server)
+            await _deliver_reminders(stack, toolkit, person, server)
         if http is None:
             if os.isatty(0):  # a person started it by hand, not a client on a pipe
-                typer.echo(_waiting_on_stdin(options.agent), err=True)
+                typer.echo(_waiting_on_stdin(person), err=True)
             await server.run_stdio()
             return
 
@@ -346,6 +386,18 @@ async def _deliver_reminders(
     group = await stack.enter_async_context(anyio.create_task_group())
     stack.callback(group.cancel_scope.cancel)
     group.start_soon(partial(deliver_reminders, agenda, [agent], notify=notify))
+
+
+def _per_project_note(options: ServeOptions) -> str:
+    """What the server's instructions say of ``--agent auto``."""
+    shared = ", ".join(repr(label) for label in options.global_labels) or "none"
+    return (
+        "Memory is per project. When this client shares its workspace roots, the memory "
+        "you read and write is the project's (its 'project' block holds what you learn "
+        f"about the project), and the person's own blocks ({shared}) are shared into "
+        "every project. This client shared no roots when these instructions were written: "
+        f"until it does, the memory is the person's own ({options.global_agent!r})."
+    )
 
 
 def _waiting_on_stdin(agent: str) -> str:
@@ -420,8 +472,31 @@ def serve(
     ] = None,
     agent: Annotated[
         str,
-        typer.Option("--agent", envvar="SATCHEL_AGENT", help="The agent whose memory is used."),
+        typer.Option(
+            "--agent",
+            envvar="SATCHEL_AGENT",
+            help="The agent whose memory is used; 'auto': the project the client has open "
+            "(from its workspace roots), else --global-agent.",
+        ),
     ] = "default",
+    global_agent: Annotated[
+        str,
+        typer.Option(
+            "--global-agent",
+            envvar="SATCHEL_GLOBAL_AGENT",
+            help="With --agent auto: the person's own memory, used without roots; its "
+            "--global blocks are shared into every project.",
+        ),
+    ] = "default",
+    global_label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--global",
+            metavar="LABEL",
+            help="With --agent auto: a block of --global-agent shared into every project "
+            "(default: human and persona; blocks tagged 'global' always are); repeatable.",
+        ),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option(
@@ -479,8 +554,18 @@ def serve(
         logging.getLogger().setLevel(level)
     if pin and not lazy:
         raise typer.BadParameter("only makes sense with --lazy.", param_hint="'--pin'")
-    if not agent.strip():
-        raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    for value, hint in ((agent, "'--agent'"), (global_agent, "'--global-agent'")):
+        if not value.strip():
+            raise typer.BadParameter("must not be empty.", param_hint=hint)
+    if global_agent == AUTO_AGENT:
+        raise typer.BadParameter("cannot be 'auto'.", param_hint="'--global-agent'")
+    if global_label and agent != AUTO_AGENT:
+        raise typer.BadParameter("only makes sense with --agent auto.", param_hint="'--global'")
+    for label in global_label or ():
+        try:
+            validate_label(label)
+        except InvalidInputError as exc:
+            raise typer.BadParameter(exc.message, param_hint="'--global'") from None
     options = ServeOptions(
         tools=tuple(tools or ()),
         lazy=lazy,
@@ -494,6 +579,8 @@ def serve(
         approve=approve,
         template=resolve_template(template),
         toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
+        global_agent=global_agent,
+        global_labels=tuple(global_label) if global_label else DEFAULT_GLOBAL_LABELS,
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

@@ -29,6 +29,7 @@ from satchel.mcp.mount import MountedServer, RemoteTool, local_tool_name, mount_
 from satchel.mcp.server import (
     APPROVAL_ARGUMENT,
     CLIENT_CHANNEL_KEY,
+    AgentResolver,
     ClientChannel,
     ContextFactory,
     ElicitationAnswer,
@@ -36,6 +37,7 @@ from satchel.mcp.server import (
     MemoryConsent,
     MemoryPrompts,
     MemoryResources,
+    ProjectAgents,
     PromptArgument,
     PromptContent,
     PromptInfo,
@@ -56,6 +58,7 @@ from satchel.mcp.server import (
 __all__ = [
     "APPROVAL_ARGUMENT",
     "CLIENT_CHANNEL_KEY",
+    "AgentResolver",
     "ClientChannel",
     "ContextFactory",
     "ElicitationAnswer",
@@ -64,6 +67,7 @@ __all__ = [
     "MemoryPrompts",
     "MemoryResources",
     "MountedServer",
+    "ProjectAgents",
     "PromptArgument",
     "PromptContent",
     "PromptInfo",

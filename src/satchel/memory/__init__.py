@@ -31,6 +31,9 @@
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
   blocks the first time an agent is used (Letta's ``persona`` and ``human`` by
   :func:`default_template`, or a :class:`AgentTemplate` from :func:`load_template`).
+* **Projects**: :func:`project_for_root` names the memory of the project a client has
+  open (by its git remote, else its path), and :func:`ensure_project` sets it up and
+  shares the person's global blocks (``human``, ``persona``) into it.
 
 Example:
     >>> from satchel.memory import BlockKind, SQLiteStore
@@ -72,6 +75,15 @@ from satchel.memory._permissions import (
     effective_permission,
     verdict,
 )
+from satchel.memory._projects import (
+    DEFAULT_GLOBAL_LABELS,
+    GLOBAL_TAG,
+    PROJECT_LABEL,
+    Project,
+    ensure_project,
+    project_for_root,
+    project_of,
+)
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._template import (
     AgentTemplate,
@@ -83,6 +95,9 @@ from satchel.memory._template import (
 from satchel.memory.sqlite import SQLiteStore, default_path
 
 __all__ = [
+    "DEFAULT_GLOBAL_LABELS",
+    "GLOBAL_TAG",
+    "PROJECT_LABEL",
     "AgentSummary",
     "AgentTemplate",
     "Block",
@@ -102,6 +117,7 @@ __all__ = [
     "Operation",
     "Permission",
     "ProgressCallback",
+    "Project",
     "RequestOrigin",
     "Role",
     "SQLiteStore",
@@ -116,11 +132,14 @@ __all__ = [
     "default_template",
     "effective_permission",
     "empty_template",
+    "ensure_project",
     "export_markdown",
     "import_markdown",
     "is_postgres_url",
     "load_template",
     "open_store",
+    "project_for_root",
+    "project_of",
     "store_location",
     "validate_agent",
     "verdict",

@@ -457,9 +457,9 @@ class GatedStore:
         blocks: list[tuple[NewBlock, F32 | None]] = []
         for spec in chosen.blocks:  # a BlockTemplate has exactly NewBlock's block fields
             fields = spec.model_dump()
-            new = NewBlock(
-                agent=agent, **fields, tags=(), metadata=None, hard_limit=self.hard_limit
-            )
+            fields["metadata"] = fields["metadata"] or None
+            fields["tags"] = normalise_tags(fields["tags"])
+            new = NewBlock(agent=agent, **fields, hard_limit=self.hard_limit)
             blocks.append((new, await self._vectors.embed_one(spec.value)))
         for _ in range(_RETRIES):
             try:

@@ -78,6 +78,8 @@ class BlockTemplate(BaseModel):
             :class:`~satchel.memory.Permission`).
         char_limit: The most characters the value may hold; ``None`` for no limit.
         pinned: A hint to context builders to keep the block in context.
+        tags: The block's tags (``global`` shares it into every project).
+        metadata: Free-form JSON data kept with the block.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -89,6 +91,8 @@ class BlockTemplate(BaseModel):
     permission: Permission = Permission.READ_WRITE
     char_limit: Annotated[int, Field(ge=0)] | None = None
     pinned: bool = False
+    tags: tuple[str, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict[str, Any])
 
     @field_validator("label")
     @classmethod

@@ -15,6 +15,7 @@ from satchel.mcp.server._channel import (
 )
 from satchel.mcp.server._memory_prompts import MemoryPrompts
 from satchel.mcp.server._memory_resources import MemoryResources
+from satchel.mcp.server._projects import AgentResolver, ProjectAgents
 from satchel.mcp.server._prompts import (
     PromptArgument,
     PromptContent,
@@ -35,6 +36,7 @@ from satchel.mcp.server._server import ContextFactory, SatchelServer, create_ser
 __all__ = [
     "APPROVAL_ARGUMENT",
     "CLIENT_CHANNEL_KEY",
+    "AgentResolver",
     "ClientChannel",
     "ContextFactory",
     "ElicitationAnswer",
@@ -42,6 +44,7 @@ __all__ = [
     "MemoryConsent",
     "MemoryPrompts",
     "MemoryResources",
+    "ProjectAgents",
     "PromptArgument",
     "PromptContent",
     "PromptInfo",

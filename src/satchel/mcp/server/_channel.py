@@ -31,6 +31,7 @@ from typing import Any, Literal, cast
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
@@ -152,6 +153,44 @@ class ClientChannel:
         """The HTTP request's headers over streamable HTTP; ``None`` over stdio."""
         headers: Any = getattr(self._request.request, "headers", None)
         return cast("Mapping[str, str]", headers) if isinstance(headers, Mapping) else None
+
+    @property
+    def connection(self) -> object:
+        """What identifies this request's connection: the same object for every request
+        of one session (a key for per-connection state, such as its project)."""
+        return self._request.session
+
+    @property
+    def can_list_roots(self) -> bool:
+        """Whether the client declared the roots capability and this connection can
+        carry a ``roots/list`` request (a handshake-era session with a back channel)."""
+        caps = self._request.session.client_capabilities
+        return (
+            caps is not None
+            and caps.roots is not None
+            and not self.is_modern
+            and self._request.session.can_send_request
+        )
+
+    async def list_roots(self) -> list[str] | None:
+        """The client's workspace roots (``file://`` URIs), in its order; ``None`` when
+        the client cannot be asked (see :attr:`can_list_roots`) or failed the request.
+
+        Roots are deprecated by the 2026-07-28 protocol (SEP-2577) but still what
+        Cursor, Claude Code and VS Code use to say which project is open.
+        """
+        if not self.can_list_roots:
+            return None
+        try:
+            result = await self._request.session.send_request(
+                types.ListRootsRequest(),
+                types.ListRootsResult,
+                metadata=ServerMessageMetadata(related_request_id=self._request.request_id),
+            )
+        except MCPError as exc:  # NoBackChannelError among them
+            logger.warning("the MCP client failed roots/list: %s", exc)
+            return None
+        return [str(root.uri) for root in result.roots]
 
     @property
     def wants_progress(self) -> bool:

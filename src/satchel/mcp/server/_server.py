@@ -44,6 +44,7 @@ from satchel.mcp.server._channel import CLIENT_CHANNEL_KEY, ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
 from satchel.mcp.server._feed import SUBSCRIBED_URIS, ChangeFeed
 from satchel.mcp.server._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
+from satchel.mcp.server._projects import AgentResolver
 from satchel.mcp.server._prompts import PromptInfo, PromptProvider
 from satchel.mcp.server._resources import ResourceProvider, ResourceTemplates, ResourceVersions
 from satchel.mcp.server._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
@@ -103,7 +104,11 @@ class SatchelServer:
             to clients.
         name: The server's name, as clients show it.
         instructions: Text a client may add to its model's system prompt.
-        agent: The agent id of every call, unless ``ctx_factory`` says otherwise.
+        agent: The agent id of every call, unless ``agents`` or ``ctx_factory`` says
+            otherwise.
+        agents: Decides each connection's agent instead (for example
+            :class:`~satchel.mcp.ProjectAgents`: the project the client has open); told
+            when a client's roots change.
         ctx_factory: Builds the :class:`~satchel.ToolContext` of a request from its
             :class:`ClientChannel` (the channel is added to ``extras`` if the factory
             leaves it out). By default: ``agent``, ``origin="mcp"`` and the request id.
@@ -130,6 +135,7 @@ class SatchelServer:
         name: str = "satchel",
         instructions: str | None = None,
         agent: str = "default",
+        agents: AgentResolver | None = None,
         ctx_factory: ContextFactory | None = None,
         resources: ResourceProvider | None = None,
         prompts: PromptProvider | None = None,
@@ -137,6 +143,7 @@ class SatchelServer:
     ) -> None:
         self.registry = registry
         self.agent = agent
+        self.agents = agents
         self._ctx_factory = ctx_factory
         self._resources = resources
         self._prompts = prompts
@@ -176,6 +183,9 @@ class SatchelServer:
         self._server.middleware.append(NamedInvalidParams())
         self._server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self._on_initialized
+        )
+        self._server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, self._on_roots_changed
         )
 
     @property
@@ -217,6 +227,15 @@ class SatchelServer:
     ) -> None:
         self._track(ctx)
 
+    async def _on_roots_changed(
+        self, ctx: ServerRequestContext[ChangeFeed, Any], _params: types.NotificationParams
+    ) -> None:
+        if self.agents is None:
+            return
+        self.agents.forget(ClientChannel(ctx))
+        # the next request may use another project's memory: its context differs
+        self.notify_resources_changed()
+
     @staticmethod
     def _track(ctx: ServerRequestContext[ChangeFeed, Any]) -> None:
         """Remember a handshake-era connection, to tell it of changes (done when it is
@@ -236,7 +255,7 @@ class SatchelServer:
         uris = list(params.notifications.resource_subscriptions or ())
         if watch is None or not uris:
             return await ctx.lifespan_context.listen(ctx, params)
-        agent = self.context_for(ClientChannel(ctx)).agent
+        agent = (await self._context(ClientChannel(ctx))).agent
         added: list[str] = []
         try:
             for uri in uris:
@@ -249,8 +268,13 @@ class SatchelServer:
 
     # -- tools -----------------------------------------------------------------
 
-    def context_for(self, channel: ClientChannel) -> ToolContext:
-        """The :class:`~satchel.ToolContext` of a request (see ``ctx_factory``)."""
+    async def _context(self, channel: ClientChannel) -> ToolContext:
+        agent = None if self.agents is None else await self.agents.agent_for(channel)
+        return self.context_for(channel, agent=agent)
+
+    def context_for(self, channel: ClientChannel, *, agent: str | None = None) -> ToolContext:
+        """The :class:`~satchel.ToolContext` of a request (see ``ctx_factory``), for
+        ``agent`` when given (the connection's, as ``agents`` decided)."""
         progress = channel.progress_reporter()
         # A question asked during the call needs a client that can elicit and a
         # connection on which the answer comes back within the call (a 2026-07-28
@@ -260,7 +284,7 @@ class SatchelServer:
         if self._ctx_factory is None:
             request_id = channel.request_id
             return ToolContext(
-                agent=self.agent,
+                agent=self.agent if agent is None else agent,
                 origin="mcp",
                 call_id=None if request_id is None else str(request_id),
                 extras={CLIENT_CHANNEL_KEY: channel},
@@ -268,6 +292,8 @@ class SatchelServer:
                 human=human,
             )
         ctx = self._ctx_factory(channel)
+        if agent is not None and ctx.agent != agent:
+            ctx = replace(ctx, agent=agent)
         if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
             ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
         if ctx.progress is None and progress is not None:
@@ -297,7 +323,9 @@ class SatchelServer:
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         channel = ClientChannel(ctx, input_responses=params.input_responses)
-        result = await self.registry.call(params.name, params.arguments, self.context_for(channel))
+        result = await self.registry.call(
+            params.name, params.arguments, await self._context(channel)
+        )
         if result.error is not None:
             pending = channel.pending_input()
             if pending:
@@ -315,7 +343,7 @@ class SatchelServer:
         ctx: ServerRequestContext[ChangeFeed, Any],
         _params: types.PaginatedRequestParams | None,
     ) -> types.ListResourcesResult:
-        tool_ctx = self.context_for(ClientChannel(ctx))
+        tool_ctx = await self._context(ClientChannel(ctx))
         try:
             found = await self._provider().list_resources(tool_ctx)
         except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
@@ -341,7 +369,7 @@ class SatchelServer:
         provider = self._provider()
         if not isinstance(provider, ResourceTemplates):
             return types.ListResourceTemplatesResult(resource_templates=[])
-        tool_ctx = self.context_for(ClientChannel(ctx))
+        tool_ctx = await self._context(ClientChannel(ctx))
         try:
             found = await provider.list_resource_templates(tool_ctx)
         except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
@@ -361,7 +389,7 @@ class SatchelServer:
     async def _read_resource(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        tool_ctx = self.context_for(ClientChannel(ctx))
+        tool_ctx = await self._context(ClientChannel(ctx))
         try:
             content = await self._provider().read_resource(params.uri, tool_ctx)
         except NotFoundError as exc:
@@ -387,7 +415,7 @@ class SatchelServer:
         subscribed: set[str] = connection.state.setdefault(SUBSCRIBED_URIS, set())
         watch = self._watches.get(ctx.lifespan_context)
         if params.uri not in subscribed and watch is not None:
-            agent = self.context_for(ClientChannel(ctx)).agent
+            agent = (await self._context(ClientChannel(ctx))).agent
             await watch.add(agent, params.uri)
             watched_by(connection, watch)[params.uri] = agent
         subscribed.add(params.uri)
@@ -418,7 +446,7 @@ class SatchelServer:
         ctx: ServerRequestContext[ChangeFeed, Any],
         _params: types.PaginatedRequestParams | None,
     ) -> types.ListPromptsResult:
-        tool_ctx = self.context_for(ClientChannel(ctx))
+        tool_ctx = await self._context(ClientChannel(ctx))
         try:
             found = await self._prompt_provider().list_prompts(tool_ctx)
         except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
@@ -428,7 +456,7 @@ class SatchelServer:
     async def _get_prompt(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        tool_ctx = self.context_for(ClientChannel(ctx))
+        tool_ctx = await self._context(ClientChannel(ctx))
         provider = self._prompt_provider()
         arguments = dict(params.arguments or {})
         try:
@@ -569,6 +597,7 @@ def create_server(
     name: str = "satchel",
     instructions: str | None = None,
     agent: str = "default",
+    agents: AgentResolver | None = None,
     ctx_factory: ContextFactory | None = None,
     resources: ResourceProvider | None = None,
     prompts: PromptProvider | None = None,
@@ -585,6 +614,7 @@ def create_server(
         name=name,
         instructions=instructions,
         agent=agent,
+        agents=agents,
         ctx_factory=ctx_factory,
         resources=resources,
         prompts=prompts,

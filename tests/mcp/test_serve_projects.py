@@ -1,0 +1,178 @@
+"""``satchel serve --agent auto``: per-project memory from the client's workspace roots,
+through a real server process and the official SDK client announcing roots."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncGenerator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client import ClientRequestContext
+
+from satchel.memory import SQLiteStore, project_for_root
+
+from .conftest import STARTUP, satchel_stdio
+
+pytestmark = pytest.mark.anyio
+
+
+def _repo(path: Path, remote: str | None) -> Path:
+    path.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    if remote is not None:
+        subprocess.run(["git", "-C", str(path), "remote", "add", "origin", remote], check=True)
+    return path
+
+
+def _roots(current: list[Path]) -> Callable[..., Any]:
+    async def callback(_context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[types.Root(uri=p.as_uri(), name=p.name) for p in current]  # type: ignore[arg-type]
+        )
+
+    return callback
+
+
+@asynccontextmanager
+async def serving(db: Path, roots: list[Path] | None, *extra: str) -> AsyncGenerator[Client]:
+    params = satchel_stdio("--db", str(db), "--agent", "auto", *extra)
+    if roots is None:
+        async with Client(params, mode="legacy") as client:
+            yield client
+    else:
+        async with Client(params, mode="legacy", list_roots_callback=_roots(roots)) as client:
+            yield client
+
+
+def _ok(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.is_error is not True, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def _append(client: Client, label: str, text: str) -> dict[str, Any]:
+    return _ok(
+        await client.call_tool("context", {"operation": "append", "label": label, "content": text})
+    )
+
+
+async def _blocks(client: Client) -> dict[str, dict[str, Any]]:
+    listed = _ok(await client.call_tool("context", {"operation": "list"}))
+    return {b["label"]: b for b in listed["blocks"]}
+
+
+async def test_two_roots_get_their_own_project_memory_and_share_the_human_block(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    app = _repo(tmp_path / "app", "git@github.com:Acme/App.git")
+    notes = _repo(tmp_path / "notes", None)
+    with anyio.fail_after(STARTUP * 4 + 60):
+        async with serving(db, None) as client:  # the person's own memory (no roots)
+            _ok(
+                await client.call_tool(
+                    "recall",
+                    {"operation": "insert", "label": "dentist", "content": "Dr Lee, Tuesdays."},
+                )
+            )
+        async with serving(db, [app]) as client:
+            instructions = client.instructions
+            await _append(client, "project", "Builds with `make`.")
+            await _append(client, "human", "Prefers tabs.")
+            in_app = await _blocks(client)
+        async with serving(db, [notes]) as client:
+            await _append(client, "project", "Plain Markdown, no build.")
+            in_notes = await _blocks(client)
+            found = _ok(await client.call_tool("search", {"query": "dentist Lee"}))
+        async with serving(db, [app / "sub-folder-not-there"]) as client:  # same repo
+            again = await _blocks(client)
+
+    app_agent = project_for_root(app.as_uri()).agent
+    assert app_agent == "project:github.com:acme:app"
+    assert "Builds with `make`." in in_app["project"]["value"]
+    assert "Plain Markdown" in in_notes["project"]["value"]
+    assert "make" not in in_notes["project"]["value"]  # each project keeps its own
+    # the person's own block, in every project (listed as owner/label)
+    assert "Prefers tabs." in in_notes["default/human"]["value"]
+    assert in_notes["default/human"]["shared_from"] == "default"
+    assert "Builds with `make`." in again["project"]["value"]
+    assert instructions is not None and "Memory is per project" in instructions
+    # search covers the project's memory and the person's, saying whose each hit is
+    assert [(h["label"], h["shared_from"]) for h in found["results"]][:1] == [
+        ("dentist", "default")
+    ]
+
+    store = SQLiteStore(db)
+    try:
+        agents = {a.name: a for a in await store.describe_agents()}
+        human = await store.get_block("default", "human")
+        app_project = await store.get_block(app_agent, "project")
+    finally:
+        await store.close()
+    assert {"default", app_agent, project_for_root(notes.as_uri()).agent} <= set(agents)
+    assert agents[app_agent].template == "project"
+    assert human.value.startswith("Prefers tabs.")  # written once, where it belongs
+    assert app_project.metadata["project"] == "github.com/acme/app"
+    assert app_project.metadata["root"] == app.as_uri()
+
+
+async def test_without_roots_the_person_s_own_memory_is_used(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    with anyio.fail_after(STARTUP + 30):
+        async with serving(db, None) as client:
+            await _append(client, "human", "Name: Ada.")
+            blocks = await _blocks(client)
+    assert set(blocks) == {"persona", "human"}  # no project block: the default agent
+    store = SQLiteStore(db)
+    try:
+        assert (await store.get_block("default", "human")).value == "Name: Ada."
+        assert [a.name for a in await store.describe_agents()] == ["default"]
+    finally:
+        await store.close()
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_roots_change_moves_the_session_to_the_new_project(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    first = _repo(tmp_path / "first", "https://git.example.org/team/first.git")
+    second = _repo(tmp_path / "second", "https://git.example.org/team/second")
+    current = [first]
+    with anyio.fail_after(STARTUP + 60):
+        async with serving(db, current) as client:
+            await _append(client, "project", "First project.")
+            current[:] = [second]
+            await client.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+            for _ in range(100):  # the notification is handled asynchronously
+                blocks = await _blocks(client)
+                if "First project." not in blocks["project"]["value"]:
+                    break
+                await anyio.sleep(0.05)
+            await _append(client, "project", "Second project.")
+            final = await _blocks(client)
+    assert "First project." not in final["project"]["value"]
+    assert "Second project." in final["project"]["value"]
+    assert "git.example.org/team/second" in final["project"]["value"]
+
+
+async def test_global_labels_and_tags_choose_what_every_project_shares(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db)
+    try:
+        await store.ensure_agent("default")
+        await store.create_block("default", "style", "Short answers.", tags=["global"])
+        await store.create_block("default", "diary", "Private.")
+    finally:
+        await store.close()
+    app = _repo(tmp_path / "app", None)
+    with anyio.fail_after(STARTUP + 30):
+        async with serving(db, [app], "--global", "human") as client:
+            blocks = await _blocks(client)
+    assert {"project", "default/human", "default/style", "persona"} <= set(blocks)
+    assert "default/diary" not in blocks
+    assert blocks["persona"]["shared_from"] is None  # not global here: the project's own
