@@ -102,7 +102,8 @@ async def test_two_roots_get_their_own_project_memory_and_share_the_human_block(
     assert "Prefers tabs." in in_notes["default/human"]["value"]
     assert in_notes["default/human"]["shared_from"] == "default"
     assert "Builds with `make`." in again["project"]["value"]
-    assert instructions is not None and "Memory is per project" in instructions
+    assert instructions is not None
+    assert "Memory is per project" in instructions
     # search covers the project's memory and the person's, saying whose each hit is
     assert [(h["label"], h["shared_from"]) for h in found["results"]][:1] == [
         ("dentist", "default")
