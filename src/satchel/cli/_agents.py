@@ -4,7 +4,7 @@ acts as it, and the ``satchel memory agents`` table."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Collection, Coroutine, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -20,14 +20,17 @@ from satchel.memory import (
     Block,
     BlockKind,
     MemoryStore,
+    Project,
     default_template,
     empty_template,
     load_template,
+    project_of,
 )
 
 __all__ = [
     "AgentOption",
     "TemplateOption",
+    "agents_and_projects",
     "as_agent",
     "blocks_and_summary",
     "print_agents",
@@ -121,10 +124,35 @@ def unused_hint(known: Sequence[AgentSummary]) -> str:
     )
 
 
-def print_agents(found: Sequence[AgentSummary], *, as_json: bool) -> None:
-    """Print ``satchel memory agents``: a table, or JSON."""
+async def agents_and_projects(
+    store: MemoryStore,
+) -> tuple[list[AgentSummary], dict[str, Project]]:
+    """Every agent of ``store``, and the project of each that is a project's memory."""
+    found = await store.describe_agents()
+    projects: dict[str, Project] = {}
+    for summary in found:
+        project = await project_of(store, summary.name)
+        if project is not None:
+            projects[summary.name] = project
+    return found, projects
+
+
+def print_agents(
+    found: Sequence[AgentSummary],
+    *,
+    projects: Mapping[str, Project] | None = None,
+    as_json: bool,
+) -> None:
+    """Print ``satchel memory agents``: a table, or JSON (with a ``project`` object,
+    ``null`` for an agent that is no project's memory)."""
+    projects = projects or {}
     if as_json:
-        echo_json([summary.model_dump(mode="json") for summary in found])
+        echo_json(
+            [
+                {**summary.model_dump(mode="json"), "project": _project_json(projects, summary)}
+                for summary in found
+            ]
+        )
         return
     console = stdout_console()
     if not found:
@@ -138,7 +166,11 @@ def print_agents(found: Sequence[AgentSummary], *, as_json: bool) -> None:
     table.add_column("Created", no_wrap=True)
     table.add_column("Last active", no_wrap=True)
     table.add_column("Template")
+    if projects:
+        table.add_column("Project (root)")
     for summary in found:
+        project = projects.get(summary.name)
+        extra = [_project_cell(project)] if projects else []
         table.add_row(
             Text(summary.name),
             str(summary.blocks),
@@ -147,8 +179,24 @@ def print_agents(found: Sequence[AgentSummary], *, as_json: bool) -> None:
             _when(summary.created_at),
             _when(summary.last_active),
             Text(summary.template or ("-" if summary.initialised else "(not set up)")),
+            *extra,
         )
     console.print(table)
+
+
+def _project_json(
+    projects: Mapping[str, Project], summary: AgentSummary
+) -> dict[str, str | None] | None:
+    project = projects.get(summary.name)
+    if project is None:
+        return None
+    return {"key": project.key, "root": project.root or None, "remote": project.remote}
+
+
+def _project_cell(project: Project | None) -> Text:
+    if project is None:
+        return Text("-")
+    return Text(f"{project.key} ({project.root})" if project.root else project.key)
 
 
 def _when(moment: datetime | None) -> str:

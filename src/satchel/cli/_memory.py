@@ -194,9 +194,10 @@ def blocks(
 @app.command("agents")
 def agents(db: DbOption = None, as_json: JsonFlag = False) -> None:
     """List the agents of the database: their blocks, archival entries and messages,
-    when each was created and last active, and the template it started from."""
-    found = _run(lambda s: s.describe_agents(), open_store(db, create=False, embed=False))
-    _agents.print_agents(found, as_json=as_json)
+    when each was created and last active, the template it started from, and for a
+    project's memory (``serve --agent auto``) the project and its root."""
+    found, projects = _run(_agents.agents_and_projects, open_store(db, create=False, embed=False))
+    _agents.print_agents(found, projects=projects, as_json=as_json)
 
 
 @app.command("show")

@@ -27,7 +27,7 @@ import logging
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import unquote, urlsplit
 
 from satchel._errors import InvalidInputError, NotFoundError
@@ -120,7 +120,11 @@ def _root_path(root: str) -> Path:
         text = unquote(parts.path)
         if re.match(r"^/[A-Za-z]:/", text):  # file:///C:/code on Windows
             text = text[1:]
-    return Path(text).expanduser()
+    if re.search(r"[\x00-\x1f\x7f]", text):
+        raise InvalidInputError("a workspace root must not hold control characters")
+    if not (PurePosixPath(text).is_absolute() or PureWindowsPath(text).is_absolute()):
+        raise InvalidInputError(f"a workspace root must be an absolute path, not {text[:200]!r}")
+    return Path(text)
 
 
 def _agent_name(key: str) -> str:
