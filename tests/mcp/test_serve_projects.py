@@ -177,3 +177,49 @@ async def test_global_labels_and_tags_choose_what_every_project_shares(tmp_path:
     assert {"project", "default/human", "default/style", "persona"} <= set(blocks)
     assert "default/diary" not in blocks
     assert blocks["persona"]["shared_from"] is None  # not global here: the project's own
+
+
+# -- serve --mirror ------------------------------------------------------------------
+
+
+async def _until(check: Callable[[], bool]) -> None:
+    """Wait until a file shows what the server wrote (a poll interval at most)."""
+    for _ in range(400):
+        if check():
+            return
+        await anyio.sleep(0.05)
+    raise AssertionError("the mirror did not write the change out")
+
+
+async def test_a_mirror_folder_follows_the_model_and_the_model_sees_hand_edits(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    folder = tmp_path / "memory"
+    human = folder / "blocks" / "human.md"
+    params = satchel_stdio("--db", str(db), "--mirror", str(folder))
+    with anyio.fail_after(STARTUP + 60):
+        async with Client(params, mode="legacy") as client:
+            await _append(client, "human", "Name: Ada.")
+            await _until(lambda: human.is_file() and "Name: Ada." in human.read_text())
+            text = human.read_text()
+            human.write_text(text.replace("Name: Ada.", "Name: Ada Lovelace."), encoding="utf-8")
+            for _ in range(400):  # the edit is read in within moments
+                seen = (await _blocks(client))["human"]["value"]
+                if "Lovelace" in seen:
+                    break
+                await anyio.sleep(0.05)
+    assert seen == "Name: Ada Lovelace."
+    assert (folder / "index.md").is_file()
+
+
+async def test_per_project_mirrors_get_a_folder_each(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    folder = tmp_path / "memory"
+    app = _repo(tmp_path / "app", "git@github.com:acme/app.git")
+    with anyio.fail_after(STARTUP + 60):
+        async with serving(db, [app], "--mirror", str(folder)) as client:
+            await _append(client, "project", "Uses uv.")
+            mine = folder / "project-github.com-acme-app" / "blocks" / "project.md"
+            await _until(lambda: mine.is_file() and "Uses uv." in mine.read_text())
+    assert (folder / "default" / "blocks" / "human.md").is_file()

@@ -49,6 +49,7 @@ from satchel.cli._backup import (
 )
 from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
 from satchel.cli._markdown import export_folder, import_folder
+from satchel.cli._mirror import mirror_folder
 from satchel.cli._store import DbOption, open_store
 from satchel.memory import (
     Block,
@@ -563,6 +564,25 @@ def import_(
         return
     skipped = f" ({report.skipped} skipped: stored already)" if report.skipped else ""
     stderr_console().print(f"Imported {report.blocks + report.messages} records{skipped}.")
+
+
+@app.command("mirror")
+def mirror(
+    folder: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DIR", file_okay=False, help="The folder of Markdown files to keep in step."
+        ),
+    ],
+    db: DbOption = None,
+    agent: AgentOption = "default",
+) -> None:
+    """Keep a folder of Markdown files (the layout of `export --format markdown`) in
+    step with the agent's memory until Ctrl-C: changes to memory are written out, and
+    edits to the files are read in through the permission gate. An edit to a block that
+    changed in memory since is a conflict: both sides are kept (memory's in
+    DIR/conflicts/) and it is reported. Deleting a file deletes nothing."""
+    mirror_folder(db, agent, folder)
 
 
 @app.command("reembed")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from functools import partial
@@ -54,6 +54,7 @@ from satchel.cli._listen import (
     listen_problem,
     typed_on_command_line,
 )
+from satchel.cli._mirror import ServeMirrors
 from satchel.cli._serve_args import (
     MountSpec,
     attach_headers,
@@ -70,7 +71,13 @@ from satchel.cli._serve_toolkit import (
 )
 from satchel.cli._store import resolve_db_location
 from satchel.consent import ApprovalPolicy, PermissionBroker
-from satchel.memory import DEFAULT_GLOBAL_LABELS, AgentTemplate, MemoryStore, open_store
+from satchel.memory import (
+    DEFAULT_GLOBAL_LABELS,
+    AgentTemplate,
+    MemoryStore,
+    Project,
+    open_store,
+)
 from satchel.memory._models import validate_label
 from satchel.meta import MetaTools
 from satchel.registry import ToolRegistry, merged, with_write_hook
@@ -120,6 +127,8 @@ class ServeOptions:
     """With ``agent="auto"``: the person's own agent (used without workspace roots)."""
     global_labels: tuple[str, ...] = DEFAULT_GLOBAL_LABELS
     """With ``agent="auto"``: the person's blocks shared into every project."""
+    mirror: Path | None = None
+    """``--mirror``: a folder of Markdown files kept in step with memory."""
 
     @property
     def per_project(self) -> bool:
@@ -276,10 +285,16 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
     db = None if options.db is None else str(options.db)
     where = resolve_db_location(db, must_exist=False)
     server: SatchelServer | None = None
+    mirrors: ServeMirrors | None = None
 
-    def announce() -> None:
+    def changed() -> None:
         if server is not None:
             server.notify_resources_changed()
+
+    def announce() -> None:
+        changed()
+        if mirrors is not None:
+            mirrors.poke()
 
     async with AsyncExitStack() as stack:
         approvals = approval_store(db, must_exist=False)
@@ -291,6 +306,13 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         person = options.person
         logger.info("memory of agent %r in %s", person, shown)
         await store.ensure_agent(person, options.template)
+        if options.mirror is not None:
+            group = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(group.cancel_scope.cancel)
+            mirrors = ServeMirrors(
+                store, options.mirror, group, per_project=options.per_project, on_change=changed
+            )
+            await mirrors.add(person)
         toolkit = None
         if options.toolkit is not None:
             from satchel.toolkit import productivity_toolkit
@@ -327,7 +349,11 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         agents = None
         if options.per_project:
             agents = ProjectAgents(
-                store, person=person, template=options.template, global_labels=options.global_labels
+                store,
+                person=person,
+                template=options.template,
+                global_labels=options.global_labels,
+                on_project=None if mirrors is None else _mirror_project(mirrors),
             )
             instructions = _per_project_note(options) + "\n\n" + instructions
         server = create_server(
@@ -386,6 +412,13 @@ async def _deliver_reminders(
     group = await stack.enter_async_context(anyio.create_task_group())
     stack.callback(group.cancel_scope.cancel)
     group.start_soon(partial(deliver_reminders, agenda, [agent], notify=notify))
+
+
+def _mirror_project(mirrors: ServeMirrors) -> Callable[[Project], Awaitable[None]]:
+    async def add(project: Project) -> None:
+        await mirrors.add(project.agent)
+
+    return add
 
 
 def _per_project_note(options: ServeOptions) -> str:
@@ -506,6 +539,17 @@ def serve(
         ),
     ] = None,
     template: TemplateOption = None,
+    mirror: Annotated[
+        Path | None,
+        typer.Option(
+            "--mirror",
+            metavar="DIR",
+            file_okay=False,
+            help="Keep DIR's Markdown files in step with memory while serving: changes are "
+            "written out, edits to the files read in (with --agent auto: a sub-folder per "
+            "project).",
+        ),
+    ] = None,
     toolkit: ToolkitOption = None,
     calendar: CalendarOption = None,
     timezone: ZoneOption = None,
@@ -581,6 +625,7 @@ def serve(
         toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
         global_agent=global_agent,
         global_labels=tuple(global_label) if global_label else DEFAULT_GLOBAL_LABELS,
+        mirror=mirror,
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

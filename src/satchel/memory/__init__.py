@@ -47,6 +47,7 @@ from satchel.memory._backend import MemoryBackend
 from satchel.memory._fusion import Fusion
 from satchel.memory._gated import GatedStore
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
+from satchel.memory._mirror import MarkdownMirror
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -109,6 +110,7 @@ __all__ = [
     "Fusion",
     "GatedStore",
     "ImportReport",
+    "MarkdownMirror",
     "MarkdownReport",
     "MemoryBackend",
     "MemoryStore",

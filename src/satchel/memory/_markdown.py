@@ -46,7 +46,17 @@ from satchel.memory._models import Block, BlockKind, Permission
 from satchel.memory._permissions import RequestOrigin
 from satchel.memory._protocol import MemoryStore
 
-__all__ = ["MarkdownReport", "export_markdown", "file_name", "import_markdown", "read_block_file"]
+__all__ = [
+    "MarkdownReport",
+    "block_path",
+    "export_markdown",
+    "file_name",
+    "import_block",
+    "import_markdown",
+    "read_block_file",
+    "render_block",
+    "write_index",
+]
 
 _KEEP = re.compile(r"[a-z0-9._-]")
 _RESERVED = {
@@ -113,7 +123,8 @@ def _front(block: Block) -> dict[str, Any]:
     }
 
 
-def _render(block: Block) -> str:
+def render_block(block: Block) -> str:
+    """A block's file: YAML front matter, then its value exactly as stored."""
     front = yaml.safe_dump(_front(block), sort_keys=False, allow_unicode=True)
     return f"---\n{front}---\n{block.value}"
 
@@ -126,20 +137,35 @@ async def export_markdown(store: MemoryStore, agent: str, directory: Path) -> Ma
     return MarkdownReport(written=written)
 
 
+def block_path(directory: Path, block: Block) -> Path:
+    """Where ``block``'s file goes in an export into ``directory``."""
+    return directory / _FOLDERS.get(block.kind, _DEFAULT_FOLDER) / file_name(block.label)
+
+
 def _write_all(agent: str, blocks: list[Block], directory: Path) -> list[str]:
     written: list[str] = []
+    for block in blocks:
+        path = block_path(directory, block)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_block(block), encoding="utf-8", newline="")
+        written.append(str(path.relative_to(directory)))
+    write_index(agent, blocks, directory)
+    return written
+
+
+def write_index(agent: str, blocks: list[Block], directory: Path) -> None:
+    """Write ``index.md``: every block, its kind, size and file."""
     rows = ["# Memory of " + agent, "", "| label | kind | chars | file |", "|---|---|---|---|"]
     for block in sorted(blocks, key=lambda b: (b.kind.value, b.label)):
-        folder = _FOLDERS.get(block.kind, _DEFAULT_FOLDER)
-        path = directory / folder / file_name(block.label)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_render(block), encoding="utf-8", newline="")
-        written.append(str(path.relative_to(directory)))
+        path = block_path(directory, block)
         label = block.label.replace("|", "\\|")
-        rows.append(f"| {label} | {block.kind.value} | {block.chars} | {folder}/{path.name} |")
+        where = path.relative_to(directory).as_posix()
+        rows.append(f"| {label} | {block.kind.value} | {block.chars} | {where} |")
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "index.md").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    return written
+    text = "\n".join(rows) + "\n"
+    index = directory / "index.md"
+    if not index.is_file() or index.read_text(encoding="utf-8") != text:
+        index.write_text(text, encoding="utf-8")
 
 
 def read_block_file(path: Path, agent: str) -> Block:
@@ -209,41 +235,67 @@ async def import_markdown(
         return report
     origin = RequestOrigin(channel="cli")
     for _, block in files:
+        await import_block(store, agent, block, report, origin=origin)
+    return report
+
+
+async def import_block(
+    store: MemoryStore,
+    agent: str,
+    block: Block,
+    report: MarkdownReport,
+    *,
+    origin: RequestOrigin | None = None,
+) -> Block | None:
+    """Apply one block read from a file (:func:`read_block_file`) to ``agent``'s memory,
+    as :func:`import_markdown` does, and note the outcome in ``report``.
+
+    Returns:
+        The block as stored now when it was created or updated; ``None`` when it was
+        unchanged, in conflict or refused.
+    """
+    try:
+        current: Block | None = await store.get_block(agent, block.label)
+    except NotFoundError:  # a file for a label the store lacks: a new block
+        current = None
+    if current is not None and current.agent != agent:
+        report.refused[block.label] = f"the block is {current.agent!r}'s, shared with {agent!r}"
+        return None
+    if current is None:
         try:
-            current: Block | None = await store.get_block(agent, block.label)
-        except NotFoundError:  # a file for a label the store lacks: a new block
-            current = None
-        if current is None:
-            await store.create_block(
+            made = await store.create_block(
                 agent, block.label, block.value, description=block.description,
                 kind=block.kind, permission=block.permission, char_limit=block.char_limit,
                 pinned=block.pinned, tags=block.tags, metadata=block.metadata,
             )  # fmt: skip
-            report.created.append(block.label)
-            continue
-        if current.value == block.value and current.description == block.description:
-            report.unchanged.append(block.label)
-            continue
-        if current.version != block.version:
-            report.conflicts[block.label] = (
-                f"changed in the store since the export (version {block.version} exported, "
-                f"{current.version} now); export again and redo the edit"
-            )
-            continue
-        try:
-            await store.update_block_text(
-                agent,
-                block.label,
-                block.value,
-                expected_version=block.version,
-                description=block.description,
-                origin=origin,
-            )
-        except VersionConflictError:
-            report.conflicts[block.label] = "changed in the store while importing"
-            continue
-        except MemoryStoreError as exc:  # the gate, consent or the char limit said no
+        except MemoryStoreError as exc:  # the char limit, or a label taken meanwhile
             report.refused[block.label] = exc.message
-            continue
-        report.written.append(block.label)
-    return report
+            return None
+        report.created.append(block.label)
+        return made
+    if current.value == block.value and current.description == block.description:
+        report.unchanged.append(block.label)
+        return None
+    if current.version != block.version:
+        report.conflicts[block.label] = (
+            f"changed in the store since the export (version {block.version} exported, "
+            f"{current.version} now); export again and redo the edit"
+        )
+        return None
+    try:
+        updated = await store.update_block_text(
+            agent,
+            block.label,
+            block.value,
+            expected_version=block.version,
+            description=block.description,
+            origin=origin,
+        )
+    except VersionConflictError:
+        report.conflicts[block.label] = "changed in the store while importing"
+        return None
+    except MemoryStoreError as exc:  # the gate, consent or the char limit said no
+        report.refused[block.label] = exc.message
+        return None
+    report.written.append(block.label)
+    return updated
