@@ -1,7 +1,13 @@
-"""``satchel memory export --format markdown DIR`` and ``satchel memory import DIR``."""
+"""``satchel memory export --format markdown DIR``, ``satchel memory import DIR`` and
+``satchel memory mirror DIR``."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner, Result
@@ -56,3 +62,31 @@ def test_markdown_export_needs_a_folder_and_one_agent(tmp_path: Path) -> None:
     jsonl = memory(db, "export", str(folder))
     assert jsonl.exit_code == 2
     assert "is a folder" in jsonl.stderr
+
+
+def test_memory_mirror_runs_until_interrupted_and_reads_edits_in(tmp_path: Path) -> None:
+    db, folder = tmp_path / "m.db", tmp_path / "md"
+    assert memory(db, "set", "notes", "Buy milk.").exit_code == 0
+    env = {**os.environ, "SATCHEL_DB": str(db), "SATCHEL_AGENT": "ada"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "satchel", "memory", "mirror", str(folder)],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        banner = process.stderr.readline()  # printed once the folder is written and watched
+        notes = next((folder / "blocks").glob("notes*.md"))
+        notes.write_text(notes.read_text().replace("Buy milk.", "Buy oat milk."))
+        for _ in range(400):
+            shown = memory(db, "show", "notes").stdout
+            if "oat milk" in shown:
+                break
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert "mirroring the memory of 'ada'" in banner
+    assert "Buy oat milk." in shown
+    assert code == 0
