@@ -187,6 +187,8 @@ def test_relative_db_and_tools_file_paths_are_made_absolute(
     assert entry["args"] == [
         *satchel_command()[1:],
         "serve",
+        "--agent",
+        "auto",
         "--db",
         str(tmp_path / "rel.db"),
         "--tools",
@@ -435,3 +437,21 @@ async def test_the_written_command_starts_a_server_an_mcp_client_can_use(
     assert instructions is not None
     assert '<memory agent="ada">' in instructions
     assert (tmp_path / "memory.db").exists()
+
+
+@pytest.mark.parametrize("client", list(Client))
+def test_editors_get_per_project_memory_by_default_and_claude_desktop_one_memory(
+    home: Path, client: Client
+) -> None:
+    result = ok(client.value, "--config", str(home / "c.json"))
+    entry = json.loads((home / "c.json").read_text())[CLIENTS[client].key]["satchel"]
+    if client is Client.CLAUDE_DESKTOP:
+        assert "--agent" not in entry["args"]
+        assert "Each project gets its own memory" not in result.stdout
+    else:
+        assert entry["args"][-3:] == ["serve", "--agent", "auto"]
+        assert "Each project gets its own memory" in result.stdout
+    again = ok(client.value, "--config", str(home / "c.json"), "--agent", "default")
+    entry = json.loads((home / "c.json").read_text())[CLIENTS[client].key]["satchel"]
+    assert entry["args"][-3:] == ["serve", "--agent", "default"]
+    assert "Each project gets its own memory" not in again.stdout

@@ -88,6 +88,9 @@ class ClientFormat:
     """Whether the file may hold comments and trailing commas."""
     reload_hint: str
     """What to do after the file changed."""
+    workspaces: bool = False
+    """Whether the client is an editor that shares its workspace roots: ``serve`` then
+    gets ``--agent auto`` (per-project memory) unless ``--agent`` says otherwise."""
 
 
 CLIENTS: Mapping[Client, ClientFormat] = {
@@ -104,6 +107,7 @@ CLIENTS: Mapping[Client, ClientFormat] = {
         typed=False,
         jsonc=False,
         reload_hint="Cursor lists it under Settings > MCP; restart Cursor if it does not.",
+        workspaces=True,
     ),
     Client.CLAUDE_CODE: ClientFormat(
         title="Claude Code",
@@ -111,6 +115,7 @@ CLIENTS: Mapping[Client, ClientFormat] = {
         typed=True,
         jsonc=False,
         reload_hint="New `claude` sessions load it in every project (`claude mcp list`).",
+        workspaces=True,
     ),
     Client.VSCODE: ClientFormat(
         title="VS Code",
@@ -118,6 +123,7 @@ CLIENTS: Mapping[Client, ClientFormat] = {
         typed=True,
         jsonc=True,
         reload_hint="Start it from 'MCP: List Servers' in the command palette.",
+        workspaces=True,
     ),
 }
 """Each client's file format."""
@@ -299,7 +305,9 @@ def install(
         typer.Option(
             "--agent",
             envvar="SATCHEL_AGENT",
-            help="Pass --agent to serve: the agent whose memory the client uses.",
+            help="Pass --agent to serve: the agent whose memory the client uses. Default: "
+            "'auto' (the open project's memory) for editors (cursor, claude-code, vscode), "
+            "serve's own for claude-desktop.",
         ),
     ] = None,
     db: Annotated[
@@ -367,6 +375,9 @@ def install(
             "up; for a lasting setup run `uv tool install satchel`, then install again.",
             err=True,
         )
+    per_project = agent is None and fmt.workspaces
+    if per_project:
+        agent = "auto"
     entry = server_entry(
         client, [*command, *serve_args(agent=agent, db=db, tools=tools or (), lazy=lazy)]
     )
@@ -387,6 +398,11 @@ def install(
     verb = "Replaced the server {!r} in" if previous is not None else "Added the server {!r} to"
     typer.echo(f"{verb.format(name)} {fmt.title}'s config {path}:")
     typer.echo(f"  {shlex.join([entry['command'], *entry['args']])}")
+    if per_project:
+        typer.echo(
+            "Each project gets its own memory, with your 'human' and 'persona' blocks shared "
+            "into all of them (--agent default for one memory everywhere)."
+        )
     if backup is not None:
         typer.echo(f"The old file is at {backup}.")
     if dropped:
