@@ -46,6 +46,12 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._approvals import approval_store
+from satchel.cli._builtin_options import (
+    NoMemoryOption,
+    ReplaceOption,
+    check_replace,
+    check_replacements,
+)
 from satchel.cli._common import load_registry
 from satchel.cli._listen import (
     check_listen,
@@ -75,6 +81,7 @@ from satchel.meta import MetaTools
 from satchel.registry import ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
+    from satchel.builtin import BuiltinTools, MessageRouter
     from satchel.embed import Embedder
     from satchel.mcp import SatchelServer
     from satchel.toolkit import ToolkitConfig
@@ -111,14 +118,21 @@ class ServeOptions:
     template: AgentTemplate | None = None
     toolkit: ToolkitConfig | None = None
     """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
-    """The starting blocks of a new agent; ``None`` for persona and human."""
+    replace: tuple[str, ...] = ()
+    """Built-in tools a ``--tools`` registry replaces (``--replace``)."""
+    memory: bool = True
+    """Serve the built-in memory tools and the memory resources (not ``--no-memory``)."""
 
 
 # -- what is served --------------------------------------------------------------------
 
 
 def memory_tools(
-    store: MemoryStore | None, *, on_write: Callable[[], None] | None = None
+    store: MemoryStore | None,
+    *,
+    on_write: Callable[[], None] | None = None,
+    builtins: BuiltinTools | None = None,
+    router: MessageRouter | None = None,
 ) -> ToolRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
     ``send_message``) on ``store``; ``None`` without a store.
@@ -129,12 +143,15 @@ def memory_tools(
         store: The opened memory store.
         on_write: Called after every successful call that may have written memory
             (to announce that the memory resources changed).
+        builtins: Which built-ins (all four by default; ``--replace`` leaves out those
+            a ``--tools`` registry serves instead).
+        router: Delivers ``send_message``.
     """
     if store is None:
         return None
-    from satchel.builtin import memory_toolset
+    from satchel.builtin import BuiltinTools
 
-    tools = memory_toolset(store)
+    tools = (builtins or BuiltinTools()).build(store, router=router)
     if on_write is None:
         return tools
     return with_write_hook(tools, on_write)
@@ -154,8 +171,12 @@ def build_catalog(
     follows each source and takes the mounted servers' tools; a name defined twice is
     an error.
 
+    With ``--replace NAME`` the memory tools come without the built-in ``NAME``, and a
+    ``--tools`` registry must define it.
+
     Raises:
-        typer.BadParameter: a ``--tools`` target cannot be loaded.
+        typer.BadParameter: a ``--tools`` target cannot be loaded, or no ``--tools``
+            registry defines a ``--replace`` name.
         SatchelUsageError: two sources define the same tool name.
     """
     sources: list[tuple[str, ToolRegistry]] = []
@@ -163,7 +184,9 @@ def build_catalog(
         sources.append(("the memory tools", memory))
     if toolkit is not None:
         sources.append(("the productivity toolkit", toolkit))
-    sources += [(target, load_registry(target)) for target in options.tools]
+    users = [(target, load_registry(target)) for target in options.tools]
+    check_replacements(options.replace, users)
+    sources += users
     origin: dict[str, str] = {}
     for label, registry in sources:
         for name in registry.names():
@@ -239,7 +262,7 @@ def _embedder() -> Embedder | None:
 
 
 async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str | None) -> None:
-    from satchel.builtin import render_context
+    from satchel.builtin import BuiltinTools, MessageRouter, render_context
     from satchel.mcp import (  # the MCP SDK loads only to serve
         MemoryConsent,
         MemoryPrompts,
@@ -264,15 +287,19 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         stack.push_async_callback(store.close)
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
         logger.info("memory of agent %r in %s", options.agent, shown)
-        await store.ensure_agent(options.agent, options.template)
+        if options.memory:
+            await store.ensure_agent(options.agent, options.template)
+        router = MessageRouter(store)
         toolkit = None
         if options.toolkit is not None:
             from satchel.toolkit import productivity_toolkit
 
             toolkit = productivity_toolkit(options.toolkit, store=store)
-        catalog = build_catalog(
-            options, memory=memory_tools(store, on_write=announce), toolkit=toolkit
-        )
+        memory = None
+        if options.memory:
+            builtins = BuiltinTools(exclude=options.replace)
+            memory = memory_tools(store, on_write=announce, builtins=builtins, router=router)
+        catalog = build_catalog(options, memory=memory, toolkit=toolkit)
         for spec in options.mounts:
             await stack.enter_async_context(
                 mount_mcp(
@@ -294,9 +321,14 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         server = create_server(
             served,
             agent=options.agent,
-            instructions=await render_context(store, options.agent, served),
-            resources=MemoryResources(store, served),
-            prompts=MemoryPrompts(store, served),
+            instructions=await render_context(store, options.agent, served)
+            if options.memory
+            else served.usage_rules() or None,
+            resources=MemoryResources(store, served) if options.memory else None,
+            prompts=MemoryPrompts(store, served) if options.memory else None,
+            memory=store,
+            router=router,
+            broker=broker,
         )
         if toolkit is not None:
             await _deliver_reminders(stack, toolkit, options.agent, server)
@@ -457,6 +489,8 @@ def serve(
             "follow each block's permission whatever this says.",
         ),
     ] = ApprovalPolicy.DESTRUCTIVE,
+    replace: ReplaceOption = None,
+    no_memory: NoMemoryOption = False,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -481,6 +515,7 @@ def serve(
         raise typer.BadParameter("only makes sense with --lazy.", param_hint="'--pin'")
     if not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    replaced = check_replace(replace or (), no_memory=no_memory, tools=tools or ())
     options = ServeOptions(
         tools=tuple(tools or ()),
         lazy=lazy,
@@ -494,6 +529,8 @@ def serve(
         approve=approve,
         template=resolve_template(template),
         toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
+        replace=replaced,
+        memory=not no_memory,
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

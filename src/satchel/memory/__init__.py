@@ -73,6 +73,7 @@ from satchel.memory._permissions import (
     verdict,
 )
 from satchel.memory._protocol import MemoryStore, ProgressCallback
+from satchel.memory._scoped import AgentMemory
 from satchel.memory._template import (
     AgentTemplate,
     BlockTemplate,
@@ -83,6 +84,7 @@ from satchel.memory._template import (
 from satchel.memory.sqlite import SQLiteStore, default_path
 
 __all__ = [
+    "AgentMemory",
     "AgentSummary",
     "AgentTemplate",
     "Block",
