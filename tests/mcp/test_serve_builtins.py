@@ -163,6 +163,28 @@ async def test_no_memory_with_lazy_serves_the_meta_tools_over_the_users_tools_on
     assert json.dumps(note).count("Tea at five.") == 1
 
 
+async def test_context_load_under_a_new_label_keeps_the_archival_entry_over_mcp(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    await _seed(db)
+    load = {"operation": "load", "label": "trip", "target_label": "trip_now"}
+    with anyio.fail_after(STARTUP + 60):
+        async with serving(db) as client:
+            schema = next(t for t in (await client.list_tools()).tools if t.name == "context")
+            loaded = _ok(await client.call_tool("context", load))
+            again = _error(await client.call_tool("context", load))
+
+    assert "target_label" in schema.input_schema["properties"]
+    assert loaded["block"]["kind"] == "working"
+    assert again["kind"] == "retry"
+    async with await SQLiteStore.open(db, embedder=None) as store:
+        trip = await store.get_block(AGENT, "trip")
+        copy = await store.get_block(AGENT, "trip_now")
+    assert (trip.kind, trip.value) == (BlockKind.ARCHIVAL, "Kyoto in April")
+    assert (copy.kind, copy.value) == (BlockKind.WORKING, "Kyoto in April")
+
+
 # -- usage errors: one line, exit code 2 -------------------------------------------------
 
 runner = CliRunner()
