@@ -375,3 +375,28 @@ async def test_a_swap_of_one_block_with_itself_is_a_retry(kit: Kit) -> None:
 
     assert error.kind == "retry"
     assert "two different blocks" in error.message
+
+
+async def test_a_refused_consent_to_the_second_step_says_the_first_is_done(
+    tmp_path: Path,
+) -> None:
+    consent = Consent(answer=False)
+    kit = await make_kit(tmp_path / "m.db", consent=consent)
+    try:
+        await kit.store.create_block(
+            "ada", "now", "current", kind=WORKING, permission=Permission.ADMIN
+        )
+        await kit.store.create_block(
+            "ada", "later", "next", kind=ARCHIVAL, permission=Permission.HUMAN
+        )
+        error = await kit.error("context", _swap(archive_target="kept"))
+        blocks = await _blocks(kit)
+    finally:
+        await kit.store.close()
+
+    assert error.kind == "denied"
+    assert "archive step is done" in error.message
+    assert error.details["archived"] == "kept"
+    assert [r.label for r in consent.asked] == ["later"]
+    assert sorted(blocks) == ["kept", "later"]  # the text is kept, under the target
+    assert (blocks["kept"].value, blocks["later"].kind) == ("current", ARCHIVAL)

@@ -27,6 +27,7 @@ from satchel._errors import (
     AlreadyExistsError,
     NotFoundError,
     PermissionDeniedError,
+    SatchelError,
     ToolRetry,
 )
 from satchel.builtin._views import checked
@@ -220,10 +221,21 @@ async def swap_in_steps(
         )
     else:
         _, archived = await archive_into(store, agent, archive_label, archive_target, origin)
-    if load_target is not None and load_target != load_label:
-        loaded = await load_copy(store, agent, load_label, load_target)
-    else:
-        loaded = await checked(store.set_kind(agent, load_label, BlockKind.WORKING, origin=origin))
+    try:
+        if load_target is not None and load_target != load_label:
+            loaded = await load_copy(store, agent, load_label, load_target)
+        else:
+            loaded = await checked(
+                store.set_kind(agent, load_label, BlockKind.WORKING, origin=origin)
+            )
+    except SatchelError as exc:  # the first step stays done: say so
+        exc.message += (
+            f" The archive step is done: {archive_label!r} is archived as "
+            f"{archived.address_for(agent)!r}; {load_label!r} was not loaded."
+        )
+        exc.details["archived"] = archived.address_for(agent)
+        exc.args = (exc.message,)
+        raise
     return archived, loaded
 
 
