@@ -82,6 +82,10 @@ def test_annotations_mark_reads_overwrites_and_deletes(tools: ToolRegistry) -> N
     assert ops["set"].annotations.destructive is True
     assert ops["replace"].annotations.destructive is True
     assert ops["append"].annotations.destructive is False
+    # with a target label, archive and swap remove the block (hint only: admin decides)
+    assert ops["archive"].annotations.destructive is True
+    assert ops["swap"].annotations.destructive is True
+    assert ops["load"].annotations.destructive is False
     assert recall["delete"].annotations.destructive is True
     assert recall["read"].annotations.read_only is True
     assert specs["search"].annotations.read_only is True

@@ -228,9 +228,10 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
         "replace": ToolAnnotations(read_only=False, destructive=True, idempotent=False),
         "create": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
         "set": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
-        "archive": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+        # archive and swap remove the block when given a target label (an admin delete)
+        "archive": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
         "load": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
-        "swap": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+        "swap": ToolAnnotations(read_only=False, destructive=True, idempotent=False),
         "list": ToolAnnotations(read_only=True, destructive=False, idempotent=True),
     }
 
