@@ -8,15 +8,18 @@ What it serves is built in steps, so each feature has one place to go:
    it is served (:meth:`~satchel.memory.MemoryStore.ensure_agent`: ``persona`` and
    ``human``, or ``--template``'s).
 2. :func:`build_catalog` gathers every tool: the built-in memory tools
-   (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``) and
+   (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``, minus
+   those ``--replace`` hands to a ``--tools`` registry; none with ``--no-memory``) and
    each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
 3. :func:`served_registry` decides what clients see: the catalog behind the approval
    gate (:func:`~satchel.mcp.with_mcp_approval`), or with ``--lazy`` the three
    meta-tools over it (gated by the same broker) plus the ``--pin`` tools.
-4. The server gets the agent's rendered context as its ``instructions`` and as the
-   ``memory`` prompt (:class:`~satchel.mcp.MemoryPrompts`), and its memory blocks as
-   resources (:class:`~satchel.mcp.MemoryResources`); memory writes announce
-   ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
+4. Every tool's :class:`~satchel.ToolContext` carries the agent's memory, the message
+   router and the broker (``ctx.memory``, ``ctx.router``, ``ctx.broker``). Unless
+   ``--no-memory``, the server gets the agent's rendered context as its
+   ``instructions`` and as the ``memory`` prompt (:class:`~satchel.mcp.MemoryPrompts`),
+   and its memory blocks as resources (:class:`~satchel.mcp.MemoryResources`); memory
+   writes announce ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
    block that changed (also when another process changed it).
 
 Memory writes are decided by the block's permission alone (DESIGN §4): at
@@ -116,6 +119,7 @@ class ServeOptions:
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
     template: AgentTemplate | None = None
+    """The starting blocks of a new agent; ``None`` for persona and human."""
     toolkit: ToolkitConfig | None = None
     """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
     replace: tuple[str, ...] = ()
