@@ -29,3 +29,8 @@ direct_greeter = TestModel([call("toy_greet", {"name": "Ada"}), "Greeted."])
 
 wiper = TestModel([call("wipe", {"path": "/nonexistent/file"}), "never"])
 """Calls a destructive tool, which waits for approval."""
+
+own_searcher = TestModel(
+    [call("search", {"query": "Kyoto"}), call("read_note", {"label": "notes"}), "Found."]
+)
+"""Calls ``search`` (a user's, with ``--replace search``) and a tool that reads memory."""

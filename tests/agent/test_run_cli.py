@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from agent.fake_openai import FakeOpenAI, completion, free_port, scripted, serving
-from satchel.memory import Domain, SQLiteStore
+from satchel.memory import BlockKind, Domain, SQLiteStore
 
 pytestmark = pytest.mark.anyio
 
@@ -177,3 +177,35 @@ def test_a_destructive_tool_returns_the_pending_approval(tmp_path: Path) -> None
         timeout=60,
     )
     assert approval in listed.stdout
+
+
+async def test_run_serves_a_users_search_in_place_of_the_builtin_with_replace(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    async with await SQLiteStore.open(db, embedder=None) as store:
+        await store.create_block("ada", "notes", "Tea at five.")
+        await store.create_block("ada", "trip", "Kyoto in April", kind=BlockKind.ARCHIVAL)
+    author_tools = HERE.parent / "mcp" / "servers" / "author_tools.py"
+    done = await anyio.to_thread.run_sync(
+        lambda: satchel_run(
+            db,
+            "--model",
+            f"{HERE / 'scripted_models.py'}:own_searcher",
+            "--tools",
+            f"{author_tools}:registry",
+            "--replace",
+            "search",
+            "--json",
+            "find Kyoto",
+        )
+    )
+
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    [search, note] = record["tool_calls"]
+    assert search["output"]["by"] == "user"
+    assert "trip" in search["output"]["labels"]  # beside the user's message
+    assert note["output"]["value"] == "Tea at five."
+    assert note["output"]["origin"] == "agent:ada"
+    assert (note["output"]["has_router"], note["output"]["has_broker"]) == (True, True)

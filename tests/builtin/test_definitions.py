@@ -45,9 +45,13 @@ def test_the_tools_and_their_operations_match_the_design_table(tools: ToolRegist
         # needs no approval where set (destructive) does.
         "create": (("label", "value", "description"), ("label", "value")),
         "set": (("label", "value", "description"), ("label", "value")),
-        "archive": (("label",), ("label",)),
-        "load": (("label",), ("label",)),
-        "swap": (("archive_label", "load_label"), ("archive_label", "load_label")),
+        # Beyond the design table: the seed's target labels (issue 18), all optional.
+        "archive": (("label", "target_label"), ("label",)),
+        "load": (("label", "target_label"), ("label",)),
+        "swap": (
+            ("archive_label", "load_label", "archive_target", "load_target"),
+            ("archive_label", "load_label"),
+        ),
         "list": ((), ()),
     }
     recall = {name: (op.fields, op.required) for name, op in specs["recall"].operations.items()}
@@ -78,6 +82,10 @@ def test_annotations_mark_reads_overwrites_and_deletes(tools: ToolRegistry) -> N
     assert ops["set"].annotations.destructive is True
     assert ops["replace"].annotations.destructive is True
     assert ops["append"].annotations.destructive is False
+    # with a target label, archive and swap remove the block (hint only: admin decides)
+    assert ops["archive"].annotations.destructive is True
+    assert ops["swap"].annotations.destructive is True
+    assert ops["load"].annotations.destructive is False
     assert recall["delete"].annotations.destructive is True
     assert recall["read"].annotations.read_only is True
     assert specs["search"].annotations.read_only is True

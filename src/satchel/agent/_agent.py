@@ -16,7 +16,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -35,13 +35,16 @@ from satchel.agent._run import (
     ToolResultEvent,
 )
 from satchel.agent._summary import SUMMARY_KIND, summarize
-from satchel.builtin import MessageRouter
-from satchel.memory import MemoryStore, Message
+from satchel.builtin import BuiltinTools, MessageRouter
+from satchel.memory import AgentMemory, MemoryStore, Message, RequestOrigin
 from satchel.providers import ToolCall
 from satchel.registry import ToolRegistry, merged
 from satchel.rules import Continue, Terminal, ToolRule, TurnState
 from satchel.schema import Dialect
 from satchel.tools import ErrorInfo, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from satchel.consent import PermissionBroker
 
 __all__ = ["Agent"]
 
@@ -70,7 +73,10 @@ class Agent:
             :class:`~satchel.agent.TextDeltaEvent` events as the text arrives.
         router: Delivers the memory tools' ``send_message`` (an
             :class:`~satchel.agent.AgentTeam` passes its own, so messages to other
-            agents wake them).
+            agents wake them); also every tool's ``ctx.router``.
+        builtins: Which built-in memory tools to add with ``memory``, their options and
+            replacements (all four by default; see :class:`~satchel.builtin.BuiltinTools`).
+        broker: Asks a human for consent: every tool's ``ctx.broker``.
 
     Example:
         >>> agent = Agent("ada", TestModel(["Hello!"]), memory=store)
@@ -92,13 +98,19 @@ class Agent:
         conversation_id: str = "default",
         router: MessageRouter | None = None,
         stream: bool = False,
+        builtins: BuiltinTools | None = None,
+        broker: PermissionBroker | None = None,
     ) -> None:
         if max_steps < 1:
             raise SatchelUsageError(f"max_steps must be at least 1, not {max_steps}.")
         self.name = name
         self.model = model
         self.memory = memory
-        self.tools = _tools_of(tools, memory, router)
+        if router is None and memory is not None:
+            router = MessageRouter(memory)
+        self.router = router
+        self.broker = broker
+        self.tools = _tools_of(tools, memory, router, builtins)
         self.rules = list(rules)
         if "send_message" in self.tools and not any(
             isinstance(r, Terminal | Continue) and r.tool == "send_message" for r in self.rules
@@ -265,12 +277,18 @@ class Agent:
             permitted = call.name in allowed
             yield ToolCallEvent(call, permitted)
             if permitted:
+                origin = f"agent:{self.name}"
                 ctx = ToolContext(
                     agent=self.name,
-                    origin=f"agent:{self.name}",
+                    origin=origin,
                     call_id=call.id,
                     approval_id=(approvals or {}).get(call.id or ""),
                     extras={"conversation_id": run.conversation_id},
+                    memory=None
+                    if self.memory is None
+                    else AgentMemory(self.memory, self.name, RequestOrigin(channel=origin)),
+                    router=self.router,
+                    broker=self.broker,
                 )
                 result = await self.tools.call(call.name, call.arguments, ctx)
                 state.calls.append(call.name)
@@ -432,13 +450,14 @@ async def _deliver_reminders(tools: ToolRegistry, agent: str) -> None:
 
 
 def _tools_of(
-    tools: ToolRegistry | None, memory: MemoryStore | None, router: MessageRouter | None
+    tools: ToolRegistry | None,
+    memory: MemoryStore | None,
+    router: MessageRouter | None,
+    builtins: BuiltinTools | None,
 ) -> ToolRegistry:
     if memory is None:
         return tools if tools is not None else ToolRegistry()
-    from satchel.builtin import memory_toolset
-
-    builtin = memory_toolset(memory, router=router)
+    builtin = (builtins or BuiltinTools()).build(memory, router=router)
     return builtin if tools is None else merged(builtin, tools)
 
 

@@ -8,7 +8,9 @@
   :class:`MessageRouter` with pluggable :class:`Endpoint`\\ s (Discord, Bluesky,
   webhooks, your own).
 
-:func:`memory_toolset` binds all four to a :class:`~satchel.memory.MemoryStore`;
+:class:`BuiltinTools` (or :func:`builtin_tools`) chooses which of them to build, with
+their options and the user's replacements, and binds them to a
+:class:`~satchel.memory.MemoryStore`; :func:`memory_toolset` binds all four;
 :func:`render_context` renders an agent's memory and tool rules as its system context.
 
 Example:
@@ -20,6 +22,7 @@ Example:
 """
 
 from satchel.builtin._bluesky import BlueskyEndpoint, grapheme_count
+from satchel.builtin._builder import BuiltinTools, builtin_tools
 from satchel.builtin._context import (
     ContextAppend,
     ContextArchive,
@@ -81,6 +84,7 @@ __all__ = [
     "BlockInfo",
     "BlueskyEndpoint",
     "BlueskyTarget",
+    "BuiltinTools",
     "ContextAppend",
     "ContextArchive",
     "ContextCreate",
@@ -121,6 +125,7 @@ __all__ = [
     "UserTarget",
     "WebhookEndpoint",
     "WebhookTarget",
+    "builtin_tools",
     "describe_target",
     "grapheme_count",
     "load_model_with_progress",

@@ -5,7 +5,7 @@ memory."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, TypeGuard
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
@@ -16,6 +16,7 @@ from satchel._errors import (
     ToolRetry,
     VersionConflictError,
 )
+from satchel.builtin._block_moves import archive_into, load_copy, swap_in_steps
 from satchel.builtin._views import BlockInfo, Label, block_info, checked
 from satchel.memory import Block, BlockKind, MemoryStore, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
@@ -102,6 +103,14 @@ class ContextArchive(_Op):
 
     operation: Literal["archive"]
     label: Label
+    target_label: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="Save the block's text into this archival entry instead (created, or "
+        "overwritten if it exists) and remove the block; removing needs admin. Leave out "
+        "to archive the block itself.",
+    )
 
 
 class ContextLoad(_Op):
@@ -109,6 +118,13 @@ class ContextLoad(_Op):
 
     operation: Literal["load"]
     label: Label
+    target_label: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="Load a copy as a new working block with this label and keep the "
+        "archival entry. Leave out to move the entry itself into working memory.",
+    )
 
 
 class ContextSwap(_Op):
@@ -120,6 +136,19 @@ class ContextSwap(_Op):
     )
     load_label: str = Field(
         min_length=1, max_length=300, description="The archival block to load into context."
+    )
+    archive_target: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="As archive's target_label: save into this archival entry and remove "
+        "the block (needs admin).",
+    )
+    load_target: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="As load's target_label: load a copy under this new label.",
     )
 
 
@@ -181,7 +210,8 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
         "Operations: append adds a line; replace swaps one exact passage (it must occur "
         "exactly once); create makes a new block; set overwrites a whole block (creating "
         "it if needed) and returns the old value; archive moves a block to archival "
-        "memory; load brings an archival block into context; swap does both at once; "
+        "memory; load brings an archival block into context (with target_label, a copy "
+        "under a new label, keeping the entry); swap does both at once; "
         "list shows every in-context block. Blocks have character limits: when a write "
         "would exceed one, summarise the block or archive part of it first."
     )
@@ -198,9 +228,10 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
         "replace": ToolAnnotations(read_only=False, destructive=True, idempotent=False),
         "create": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
         "set": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
-        "archive": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+        # archive and swap remove the block when given a target label (an admin delete)
+        "archive": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
         "load": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
-        "swap": ToolAnnotations(read_only=False, destructive=False, idempotent=False),
+        "swap": ToolAnnotations(read_only=False, destructive=True, idempotent=False),
         "list": ToolAnnotations(read_only=True, destructive=False, idempotent=True),
     }
 
@@ -238,18 +269,44 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
             case ContextSet():
                 return await self._set(agent, params, origin)
             case ContextArchive():
+                if _other(params.target_label, params.label):
+                    _, entry = await archive_into(
+                        self.store, agent, params.label, params.target_label, origin
+                    )
+                    return _done(f"Saved {params.label!r} into {{}} and removed it", entry, agent)
                 await self._expect(agent, params.label, in_context=True)
                 block = await checked(
                     self.store.set_kind(agent, params.label, BlockKind.ARCHIVAL, origin=origin)
                 )
                 return _done("Archived {} to archival memory", block, agent)
             case ContextLoad():
+                if _other(params.target_label, params.label):
+                    copy = await load_copy(self.store, agent, params.label, params.target_label)
+                    return _done(
+                        f"Loaded a copy of {params.label!r} as {{}} (the entry stays)", copy, agent
+                    )
                 await self._expect(agent, params.label, in_context=False)
                 block = await checked(
                     self.store.set_kind(agent, params.label, BlockKind.WORKING, origin=origin)
                 )
                 return _done("Loaded {} into working memory", block, agent)
             case ContextSwap():
+                if _other(params.archive_target, params.archive_label) or _other(
+                    params.load_target, params.load_label
+                ):
+                    archived, loaded = await swap_in_steps(
+                        self.store,
+                        agent,
+                        (params.archive_label, params.archive_target),
+                        (params.load_label, params.load_target),
+                        origin,
+                    )
+                    return ContextOutput(
+                        message=f"Archived {params.archive_label!r} into "
+                        f"{archived.address_for(agent)!r} and loaded "
+                        f"{loaded.address_for(agent)!r} into working memory.",
+                        blocks=[block_info(archived, agent), block_info(loaded, agent)],
+                    )
                 await self._expect(agent, params.archive_label, in_context=True)
                 await self._expect(agent, params.load_label, in_context=False)
                 archived, loaded = await checked(
@@ -376,6 +433,11 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 details={"label": label, "kind": block.kind.value},
             )
         return block
+
+
+def _other(target: str | None, label: str) -> TypeGuard[str]:
+    """Whether ``target`` names another label than ``label`` (a copy, not a move)."""
+    return target is not None and target != label
 
 
 def _done(template: str, block: Block, agent: str) -> ContextOutput:

@@ -1,19 +1,14 @@
-"""Binding the built-in memory tools to a store: :func:`memory_toolset`."""
+"""Binding all four built-in memory tools to a store: :func:`memory_toolset`, a thin
+call of :class:`~satchel.builtin.BuiltinTools` kept for existing code."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from satchel.builtin._context import ContextTool
+from satchel.builtin._builder import BuiltinTools
 from satchel.builtin._messaging import MessageRouter
-from satchel.builtin._model_progress import with_model_progress
-from satchel.builtin._recall import RecallTool
-from satchel.builtin._search import SearchTool
-from satchel.builtin._send import SendMessageTool
-from satchel.embed import LazyEmbedder
 from satchel.memory import BlockKind, MemoryStore, Permission
 from satchel.registry import ToolRegistry
-from satchel.tools import BaseTool
 
 __all__ = ["memory_toolset"]
 
@@ -30,7 +25,8 @@ def memory_toolset(
     global_agent: str | None = None,
 ) -> ToolRegistry:
     """The four built-in tools, ``context``, ``recall``, ``search`` and
-    ``send_message``, bound to ``store``.
+    ``send_message``, bound to ``store`` (:class:`~satchel.builtin.BuiltinTools` chooses
+    some of them, or replaces one).
 
     They are ordinary tools: the acting agent is each call's ``ctx.agent``, and any of
     them can be unregistered or replaced afterwards. When the store's embedder loads its
@@ -63,16 +59,10 @@ def memory_toolset(
         >>> tools = memory_toolset(store)  # doctest: +SKIP
         >>> await tools.call("context", {"operation": "list"}, ToolContext(agent="ada"))
     """
-    target = registry if registry is not None else ToolRegistry()
-    tools: tuple[BaseTool, ...] = (
-        ContextTool(store, new_block_kind=new_block_kind),
-        RecallTool(store, permission=archival_permission),
-        SearchTool(store, date_languages=date_languages, global_agent=global_agent),
-        SendMessageTool(router if router is not None else MessageRouter(store)),
+    options = BuiltinTools(
+        new_block_kind=new_block_kind,
+        archival_permission=archival_permission,
+        date_languages=date_languages,
+        global_agent=global_agent,
     )
-    embedder: object = getattr(store, "embedder", None)
-    if isinstance(embedder, LazyEmbedder):
-        tools = tuple(with_model_progress(t, embedder) for t in tools)
-    for tool in tools:
-        target.register(tool, replace=replace)
-    return target
+    return options.build(store, router=router, registry=registry, replace_existing=replace)

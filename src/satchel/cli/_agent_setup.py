@@ -1,20 +1,23 @@
 """What ``satchel run`` and ``satchel chat`` share: their options, checked once
 (:func:`agent_setup`), and the opened agent (:func:`opened_agent`): the memory store
-``--db`` names, its approval broker, and beside the memory tools the ``--tools``
-registries and ``--mount`` servers, gated for approval as under ``serve`` and, with
-``--lazy``, behind the meta-tools."""
+``--db`` names, its approval broker, and beside the memory tools (all four, fewer with
+``--replace``, none with ``--no-memory``) the ``--tools`` registries and ``--mount``
+servers, gated for approval as under ``serve`` and, with ``--lazy``, behind the
+meta-tools."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 import typer
 
 from satchel.agent import Agent, Model, model_from_string
+from satchel.builtin import BuiltinTools
+from satchel.cli._builtin_options import check_replace, check_replacements
 from satchel.cli._common import load_object, load_registry
 from satchel.cli._serve_args import MountSpec, parse_mount
 from satchel.cli._store import resolve_db_location
@@ -138,6 +141,8 @@ class AgentSetup:
     lazy: bool
     max_steps: int
     rules: tuple[ToolRule, ...]
+    builtins: BuiltinTools = field(default_factory=BuiltinTools)
+    """The built-in memory tools the agent gets (``--replace``, ``--no-memory``)."""
 
 
 def agent_setup(
@@ -152,26 +157,32 @@ def agent_setup(
     lazy: bool,
     max_steps: int,
     max_calls: int | None,
+    replace: list[str] | None = None,
+    no_memory: bool = False,
 ) -> AgentSetup:
     """Check every option before anything runs.
 
     Raises:
-        typer.BadParameter: an empty agent, a bad model, ``--tools``, ``--mount`` or
-            ``--db``.
+        typer.BadParameter: an empty agent, a bad model, ``--tools``, ``--mount``,
+            ``--db`` or ``--replace``.
     """
     if not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    replaced = check_replace(replace or (), no_memory=no_memory, tools=tools or ())
     resolve_db_location(db, must_exist=False)
+    registries = tuple(load_registry(target) for target in tools or ())
+    check_replacements(replaced, list(zip(tools or (), registries, strict=True)))
     return AgentSetup(
         model=resolve_model(model, base_url),
         agent=agent,
         conversation=conversation,
         db=db,
-        registries=tuple(load_registry(target) for target in tools or ()),
+        registries=registries,
         mounts=tuple(parse_mount(value) for value in mounts or ()),
         lazy=lazy,
         max_steps=max_steps,
         rules=(MaxCalls(max_calls),) if max_calls is not None else (),
+        builtins=BuiltinTools(include=()) if no_memory else BuiltinTools(exclude=replaced),
     )
 
 
@@ -205,6 +216,8 @@ async def opened_agent(
             max_steps=setup.max_steps,
             conversation_id=setup.conversation,
             stream=stream,
+            builtins=setup.builtins,
+            broker=broker,
         )
         yield agent, broker
 

@@ -45,6 +45,7 @@ from satchel.cli._agent_setup import (
     opened_agent,
 )
 from satchel.cli._agents import AgentOption
+from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._store import DbOption
 from satchel.consent import Decision, PermissionBroker
 from satchel.memory import ConsentRequest, Domain, MemoryStore
@@ -66,6 +67,8 @@ def chat(
     tools: ToolsOption = None,
     mount: MountOption = None,
     lazy: LazyOption = False,
+    replace: ReplaceOption = None,
+    no_memory: NoMemoryOption = False,
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
 ) -> None:
@@ -76,6 +79,7 @@ def chat(
     setup = agent_setup(
         model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
         tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+        replace=replace, no_memory=no_memory,
     )  # fmt: skip
     anyio.run(_Session(Console(highlight=False), agent).main, setup)
 

@@ -23,6 +23,7 @@ from satchel.cli._agent_setup import (
     opened_agent,
 )
 from satchel.cli._agents import AgentOption
+from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._common import JsonFlag, echo_json
 from satchel.cli._store import DbOption
 
@@ -39,6 +40,8 @@ def run(
     tools: ToolsOption = None,
     mount: MountOption = None,
     lazy: LazyOption = False,
+    replace: ReplaceOption = None,
+    no_memory: NoMemoryOption = False,
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
     json_output: JsonFlag = False,
@@ -52,6 +55,7 @@ def run(
     setup = agent_setup(
         model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
         tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+        replace=replace, no_memory=no_memory,
     )  # fmt: skip
     result = anyio.run(_run, setup, prompt)
     if json_output:

@@ -8,15 +8,18 @@ What it serves is built in steps, so each feature has one place to go:
    it is served (:meth:`~satchel.memory.MemoryStore.ensure_agent`: ``persona`` and
    ``human``, or ``--template``'s).
 2. :func:`build_catalog` gathers every tool: the built-in memory tools
-   (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``) and
+   (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``, minus
+   those ``--replace`` hands to a ``--tools`` registry; none with ``--no-memory``) and
    each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
 3. :func:`served_registry` decides what clients see: the catalog behind the approval
    gate (:func:`~satchel.mcp.with_mcp_approval`), or with ``--lazy`` the three
    meta-tools over it (gated by the same broker) plus the ``--pin`` tools.
-4. The server gets the agent's rendered context as its ``instructions`` and as the
-   ``memory`` prompt (:class:`~satchel.mcp.MemoryPrompts`), and its memory blocks as
-   resources (:class:`~satchel.mcp.MemoryResources`); memory writes announce
-   ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
+4. Every tool's :class:`~satchel.ToolContext` carries the agent's memory, the message
+   router and the broker (``ctx.memory``, ``ctx.router``, ``ctx.broker``). Unless
+   ``--no-memory``, the server gets the agent's rendered context as its
+   ``instructions`` and as the ``memory`` prompt (:class:`~satchel.mcp.MemoryPrompts`),
+   and its memory blocks as resources (:class:`~satchel.mcp.MemoryResources`); memory
+   writes announce ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
    block that changed (also when another process changed it).
 
 Memory writes are decided by the block's permission alone (DESIGN §4): at
@@ -46,6 +49,12 @@ import typer
 from satchel._errors import InvalidInputError, SatchelUsageError
 from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._approvals import approval_store
+from satchel.cli._builtin_options import (
+    NoMemoryOption,
+    ReplaceOption,
+    check_replace,
+    check_replacements,
+)
 from satchel.cli._common import load_registry
 from satchel.cli._listen import (
     check_listen,
@@ -83,6 +92,7 @@ from satchel.meta import MetaTools
 from satchel.registry import ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
+    from satchel.builtin import BuiltinTools, MessageRouter
     from satchel.embed import Embedder
     from satchel.mcp import SatchelServer
     from satchel.toolkit import ToolkitConfig
@@ -130,6 +140,11 @@ class ServeOptions:
     mirror: Path | None = None
     """``--mirror``: a folder of Markdown files kept in step with memory."""
 
+    replace: tuple[str, ...] = ()
+    """Built-in tools a ``--tools`` registry replaces (``--replace``)."""
+    memory: bool = True
+    """Serve the built-in memory tools and the memory resources (not ``--no-memory``)."""
+
     @property
     def per_project(self) -> bool:
         """Whether each client's memory is its project's (``--agent auto``)."""
@@ -150,6 +165,8 @@ def memory_tools(
     *,
     on_write: Callable[[], None] | None = None,
     global_agent: str | None = None,
+    builtins: BuiltinTools | None = None,
+    router: MessageRouter | None = None,
 ) -> ToolRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
     ``send_message``) on ``store``; ``None`` without a store.
@@ -161,13 +178,17 @@ def memory_tools(
         on_write: Called after every successful call that may have written memory
             (to announce that the memory resources changed).
         global_agent: With ``--agent auto``, the person's own agent, which ``search``
-            covers beside the project's.
+            covers beside the project's (when ``builtins`` is not given).
+        builtins: Which built-ins (all four by default; ``--replace`` leaves out those
+            a ``--tools`` registry serves instead).
+        router: Delivers ``send_message``.
     """
     if store is None:
         return None
-    from satchel.builtin import memory_toolset
+    from satchel.builtin import BuiltinTools
 
-    tools = memory_toolset(store, global_agent=global_agent)
+    chosen = builtins or BuiltinTools(global_agent=global_agent)
+    tools = chosen.build(store, router=router)
     if on_write is None:
         return tools
     return with_write_hook(tools, on_write)
@@ -187,8 +208,12 @@ def build_catalog(
     follows each source and takes the mounted servers' tools; a name defined twice is
     an error.
 
+    With ``--replace NAME`` the memory tools come without the built-in ``NAME``, and a
+    ``--tools`` registry must define it.
+
     Raises:
-        typer.BadParameter: a ``--tools`` target cannot be loaded.
+        typer.BadParameter: a ``--tools`` target cannot be loaded, or no ``--tools``
+            registry defines a ``--replace`` name.
         SatchelUsageError: two sources define the same tool name.
     """
     sources: list[tuple[str, ToolRegistry]] = []
@@ -196,7 +221,9 @@ def build_catalog(
         sources.append(("the memory tools", memory))
     if toolkit is not None:
         sources.append(("the productivity toolkit", toolkit))
-    sources += [(target, load_registry(target)) for target in options.tools]
+    users = [(target, load_registry(target)) for target in options.tools]
+    check_replacements(options.replace, users)
+    sources += users
     origin: dict[str, str] = {}
     for label, registry in sources:
         for name in registry.names():
@@ -272,7 +299,7 @@ def _embedder() -> Embedder | None:
 
 
 async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str | None) -> None:
-    from satchel.builtin import render_context
+    from satchel.builtin import BuiltinTools, MessageRouter, render_context
     from satchel.mcp import (  # the MCP SDK loads only to serve
         MemoryConsent,
         MemoryPrompts,
@@ -305,8 +332,10 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
         person = options.person
         logger.info("memory of agent %r in %s", person, shown)
-        await store.ensure_agent(person, options.template)
-        if options.mirror is not None:
+        if options.memory:
+            await store.ensure_agent(person, options.template)
+        router = MessageRouter(store)
+        if options.mirror is not None and options.memory:
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
             mirrors = ServeMirrors(
@@ -318,15 +347,14 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             from satchel.toolkit import productivity_toolkit
 
             toolkit = productivity_toolkit(options.toolkit, store=store)
-        catalog = build_catalog(
-            options,
-            memory=memory_tools(
-                store,
-                on_write=announce,
+        memory = None
+        if options.memory:
+            builtins = BuiltinTools(
+                exclude=options.replace,
                 global_agent=person if options.per_project else None,
-            ),
-            toolkit=toolkit,
-        )
+            )
+            memory = memory_tools(store, on_write=announce, builtins=builtins, router=router)
+        catalog = build_catalog(options, memory=memory, toolkit=toolkit)
         for spec in options.mounts:
             await stack.enter_async_context(
                 mount_mcp(
@@ -345,7 +373,11 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             served = meta.registry
         else:
             served = served_registry(catalog, options, broker=broker)
-        instructions = await render_context(store, person, served)
+        instructions = (
+            await render_context(store, person, served)
+            if options.memory
+            else served.usage_rules() or None
+        )
         agents = None
         if options.per_project:
             agents = ProjectAgents(
@@ -355,14 +387,17 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
                 global_labels=options.global_labels,
                 on_project=None if mirrors is None else _mirror_project(mirrors),
             )
-            instructions = _per_project_note(options) + "\n\n" + instructions
+            instructions = _per_project_note(options) + "\n\n" + (instructions or "")
         server = create_server(
             served,
             agent=person,
             agents=agents,
             instructions=instructions,
-            resources=MemoryResources(store, served),
-            prompts=MemoryPrompts(store, served),
+            resources=MemoryResources(store, served) if options.memory else None,
+            prompts=MemoryPrompts(store, served) if options.memory else None,
+            memory=store,
+            router=router,
+            broker=broker,
         )
         if toolkit is not None:
             await _deliver_reminders(stack, toolkit, person, server)
@@ -576,6 +611,8 @@ def serve(
             "follow each block's permission whatever this says.",
         ),
     ] = ApprovalPolicy.DESTRUCTIVE,
+    replace: ReplaceOption = None,
+    no_memory: NoMemoryOption = False,
     log_level: Annotated[
         str | None,
         typer.Option(
@@ -610,6 +647,7 @@ def serve(
             validate_label(label)
         except InvalidInputError as exc:
             raise typer.BadParameter(exc.message, param_hint="'--global'") from None
+    replaced = check_replace(replace or (), no_memory=no_memory, tools=tools or ())
     options = ServeOptions(
         tools=tuple(tools or ()),
         lazy=lazy,
@@ -626,6 +664,8 @@ def serve(
         global_agent=global_agent,
         global_labels=tuple(global_label) if global_label else DEFAULT_GLOBAL_LABELS,
         mirror=mirror,
+        replace=replaced,
+        memory=not no_memory,
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

@@ -86,6 +86,7 @@ from satchel.memory._projects import (
     project_of,
 )
 from satchel.memory._protocol import MemoryStore, ProgressCallback
+from satchel.memory._scoped import AgentMemory
 from satchel.memory._template import (
     AgentTemplate,
     BlockTemplate,
@@ -99,6 +100,7 @@ __all__ = [
     "DEFAULT_GLOBAL_LABELS",
     "GLOBAL_TAG",
     "PROJECT_LABEL",
+    "AgentMemory",
     "AgentSummary",
     "AgentTemplate",
     "Block",

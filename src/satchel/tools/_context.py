@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from satchel._errors import SatchelUsageError
+
+if TYPE_CHECKING:  # the layers above; a context only carries them
+    from satchel.builtin import MessageRouter
+    from satchel.consent import PermissionBroker
+    from satchel.memory import AgentMemory, SearchHit
 
 __all__ = ["HumanAsker", "ProgressReporter", "ToolContext"]
 
@@ -47,9 +54,26 @@ class ToolContext:
     """Who is calling, and with what, passed to a tool that declares a parameter of this
     type. It never appears in a tool's schema.
 
+    Under ``satchel serve`` and the agent runtime (:class:`~satchel.Agent`) it also
+    carries what a tool author needs to act for the agent without global state: its
+    memory (:attr:`memory`, scoped to :attr:`agent`), the :attr:`router` that delivers
+    ``send_message``, and the :attr:`broker` that asks a human for consent. In a plain
+    library call they are ``None`` unless the caller sets them.
+
     Example:
         >>> ctx = ToolContext(agent="alice", deps={"db": ...})
         >>> await registry.call("note", {"text": "hi"}, ctx=ctx)
+
+        A tool that reads memory and asks before acting:
+
+        >>> @tool
+        ... async def forget_trip(ctx: ToolContext) -> str:
+        ...     '''Forget the trip plans.'''
+        ...     hits = await ctx.search("trip")
+        ...     if ctx.broker is not None:
+        ...         scope = ConsentScope.tool_execution("forget_trip", {}, agent=ctx.agent)
+        ...         answer = await ctx.broker.request(scope, "forget the trip", ctx.origin or "")
+        ...     ...
     """
 
     agent: str = "default"
@@ -71,6 +95,16 @@ class ToolContext:
     human: HumanAsker | None = None
     """Asks the human behind this request a question during the call, where the
     channel can (a consent prompt for a guarded memory write); ``None`` otherwise."""
+    memory: AgentMemory | None = None
+    """The acting agent's memory: the store's methods without the ``agent`` argument,
+    its writes through the permission gate with this request's origin; ``None`` when
+    the caller has no store."""
+    router: MessageRouter | None = None
+    """Delivers messages to the user, other agents and channels (what ``send_message``
+    uses); ``None`` when the caller has none."""
+    broker: PermissionBroker | None = None
+    """Asks a human to approve an action and remembers the answer (``satchel
+    approvals`` decides its requests); ``None`` when the caller has none."""
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -84,3 +118,19 @@ class ToolContext:
         """
         if self.progress is not None:
             await self.progress(progress, total, message)
+
+    async def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
+        """Search the acting agent's archival memory and conversations (hybrid search,
+        best first); :meth:`AgentMemory.search <satchel.memory.AgentMemory.search>`
+        takes domains, filters and a mode.
+
+        Raises:
+            SatchelUsageError: This context carries no memory.
+        """
+        if self.memory is None:
+            raise SatchelUsageError(
+                "This tool context carries no memory: run the tool under `satchel serve` "
+                "or an Agent with memory, or pass ToolContext(memory=AgentMemory(store, "
+                "agent))."
+            )
+        return await self.memory.search(query, limit=limit)

@@ -26,7 +26,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
@@ -49,8 +49,13 @@ from satchel.mcp.server._prompts import PromptInfo, PromptProvider
 from satchel.mcp.server._resources import ResourceProvider, ResourceTemplates, ResourceVersions
 from satchel.mcp.server._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 from satchel.mcp.server._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
+from satchel.memory import AgentMemory, MemoryStore, RequestOrigin
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from satchel.builtin import MessageRouter
+    from satchel.consent import PermissionBroker
 
 __all__ = ["ContextFactory", "SatchelServer", "create_server"]
 
@@ -119,6 +124,10 @@ class SatchelServer:
             process writing the same database; ``None`` to look only when told
             (:meth:`notify_resources_changed`). Needs a provider with
             :class:`~satchel.mcp.ResourceVersions`.
+        memory: The memory store a tool reaches as ``ctx.memory`` (scoped to the
+            request's agent, its writes carrying the request's origin and human).
+        router: What a tool reaches as ``ctx.router``.
+        broker: What a tool reaches as ``ctx.broker``.
 
     Raises:
         SatchelUsageError: ``watch_interval`` is not positive.
@@ -140,10 +149,16 @@ class SatchelServer:
         resources: ResourceProvider | None = None,
         prompts: PromptProvider | None = None,
         watch_interval: float | None = DEFAULT_WATCH_INTERVAL,
+        memory: MemoryStore | None = None,
+        router: MessageRouter | None = None,
+        broker: PermissionBroker | None = None,
     ) -> None:
         self.registry = registry
         self.agent = agent
         self.agents = agents
+        self.memory = memory
+        self.router = router
+        self.broker = broker
         self._ctx_factory = ctx_factory
         self._resources = resources
         self._prompts = prompts
@@ -283,7 +298,7 @@ class SatchelServer:
         human = channel if channel.can_elicit and not channel.is_modern else None
         if self._ctx_factory is None:
             request_id = channel.request_id
-            return ToolContext(
+            ctx = ToolContext(
                 agent=self.agent if agent is None else agent,
                 origin="mcp",
                 call_id=None if request_id is None else str(request_id),
@@ -291,16 +306,29 @@ class SatchelServer:
                 progress=progress,
                 human=human,
             )
-        ctx = self._ctx_factory(channel)
-        if agent is not None and ctx.agent != agent:
-            ctx = replace(ctx, agent=agent)
-        if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
-            ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
-        if ctx.progress is None and progress is not None:
-            ctx = replace(ctx, progress=progress)
-        if ctx.human is None and human is not None:
-            ctx = replace(ctx, human=human)
-        return ctx
+        else:
+            ctx = self._ctx_factory(channel)
+            if agent is not None and ctx.agent != agent:
+                ctx = replace(ctx, agent=agent)
+            if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
+                ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
+            if ctx.progress is None and progress is not None:
+                ctx = replace(ctx, progress=progress)
+            if ctx.human is None and human is not None:
+                ctx = replace(ctx, human=human)
+        return self._with_services(ctx)
+
+    def _with_services(self, ctx: ToolContext) -> ToolContext:
+        """``ctx`` with the server's memory (scoped to its agent), router and broker,
+        where the context has none of its own."""
+        update: dict[str, Any] = {}
+        if ctx.memory is None and self.memory is not None:
+            update["memory"] = AgentMemory(self.memory, ctx.agent, RequestOrigin.of(ctx))
+        if ctx.router is None and self.router is not None:
+            update["router"] = self.router
+        if ctx.broker is None and self.broker is not None:
+            update["broker"] = self.broker
+        return replace(ctx, **update) if update else ctx
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self.registry.get(name)
@@ -602,6 +630,9 @@ def create_server(
     resources: ResourceProvider | None = None,
     prompts: PromptProvider | None = None,
     watch_interval: float | None = DEFAULT_WATCH_INTERVAL,
+    memory: MemoryStore | None = None,
+    router: MessageRouter | None = None,
+    broker: PermissionBroker | None = None,
 ) -> SatchelServer:
     """Serve ``registry`` over MCP; see :class:`SatchelServer` for the arguments.
 
@@ -619,4 +650,7 @@ def create_server(
         resources=resources,
         prompts=prompts,
         watch_interval=watch_interval,
+        memory=memory,
+        router=router,
+        broker=broker,
     )

@@ -1,0 +1,180 @@
+""":class:`AgentMemory`: one agent's view of a memory store, for tool authors.
+
+A tool gets it as ``ctx.memory`` when it runs under ``satchel serve`` or the agent
+runtime. Its methods are the :class:`~satchel.memory.MemoryStore` methods without the
+``agent`` argument (the view is bound to the calling agent), and every write carries the
+request's :class:`~satchel.memory.RequestOrigin`, so a consent prompt reaches the human
+where the request came from. It is a view, not a copy: each call goes to the store, and
+through its permission gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from satchel.memory._models import (
+    Block,
+    BlockKind,
+    Domain,
+    Message,
+    Permission,
+    Role,
+    SearchFilters,
+    SearchHit,
+    SearchMode,
+)
+from satchel.memory._permissions import RequestOrigin
+from satchel.memory._protocol import MemoryStore
+
+__all__ = ["AgentMemory"]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentMemory:
+    """The memory of one agent: a :class:`~satchel.memory.MemoryStore` bound to
+    ``agent`` and to the origin of the request.
+
+    Args:
+        store: The store underneath (every call goes through its permission gate).
+        agent: The agent acting.
+        origin: Where the request came from; every write passes it on.
+
+    Example:
+        >>> @tool
+        ... async def remember(fact: str, ctx: ToolContext) -> str:
+        ...     '''Note a fact about the user.'''
+        ...     assert ctx.memory is not None
+        ...     block = await ctx.memory.append_to_block("human", fact)
+        ...     return f"{block.chars} characters"
+    """
+
+    store: MemoryStore
+    agent: str
+    origin: RequestOrigin | None = None
+
+    async def get_block(self, label: str) -> Block:
+        """Read one block (see :meth:`MemoryStore.get_block`)."""
+        return await self.store.get_block(self.agent, label)
+
+    async def list_blocks(self, kinds: Collection[BlockKind] | None = None) -> list[Block]:
+        """Every block this agent sees, optionally of some kinds only."""
+        return await self.store.list_blocks(self.agent, kinds)
+
+    async def create_block(
+        self,
+        label: str,
+        value: str = "",
+        *,
+        description: str = "",
+        kind: BlockKind = BlockKind.CORE,
+        permission: Permission = Permission.READ_WRITE,
+        char_limit: int | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Block:
+        """Create a block this agent owns (see :meth:`MemoryStore.create_block`)."""
+        return await self.store.create_block(
+            self.agent,
+            label,
+            value,
+            description=description,
+            kind=kind,
+            permission=permission,
+            char_limit=char_limit,
+            tags=tags,
+            metadata=metadata,
+        )
+
+    async def append_to_block(self, label: str, text: str, *, separator: str = "\n") -> Block:
+        """Append to a block, through the permission gate."""
+        return await self.store.append_to_block(
+            self.agent, label, text, separator=separator, origin=self.origin
+        )
+
+    async def replace_in_block(
+        self, label: str, old: str, new: str, *, expected_version: int | None = None
+    ) -> Block:
+        """Replace the one occurrence of ``old``, through the permission gate."""
+        return await self.store.replace_in_block(
+            self.agent, label, old, new, expected_version=expected_version, origin=self.origin
+        )
+
+    async def update_block_text(
+        self,
+        label: str,
+        value: str,
+        *,
+        expected_version: int | None = None,
+        description: str | None = None,
+    ) -> Block:
+        """Overwrite a block's value, through the permission gate."""
+        return await self.store.update_block_text(
+            self.agent,
+            label,
+            value,
+            expected_version=expected_version,
+            description=description,
+            origin=self.origin,
+        )
+
+    async def set_kind(
+        self, label: str, kind: BlockKind, *, expected_version: int | None = None
+    ) -> Block:
+        """Move a block between core, working and archival memory."""
+        return await self.store.set_kind(
+            self.agent, label, kind, expected_version=expected_version, origin=self.origin
+        )
+
+    async def delete_block(self, label: str, *, expected_version: int | None = None) -> Block:
+        """Delete a block (``admin`` blocks only), returning it as it was."""
+        return await self.store.delete_block(
+            self.agent, label, expected_version=expected_version, origin=self.origin
+        )
+
+    async def add_message(
+        self,
+        role: Role,
+        content: str,
+        *,
+        conversation_id: str = "default",
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """Record a message in this agent's conversations."""
+        return await self.store.add_message(
+            self.agent,
+            role,
+            content,
+            conversation_id=conversation_id,
+            tags=tags,
+            metadata=metadata,
+        )
+
+    async def list_messages(
+        self,
+        *,
+        conversation_id: str | None = None,
+        limit: int = 50,
+        before: datetime | None = None,
+    ) -> list[Message]:
+        """The latest messages of this agent, oldest first."""
+        return await self.store.list_messages(
+            self.agent, conversation_id=conversation_id, limit=limit, before=before
+        )
+
+    async def search(
+        self,
+        query: str,
+        *,
+        domains: Domain = Domain.ALL,
+        filters: SearchFilters | None = None,
+        limit: int = 10,
+        mode: SearchMode = "hybrid",
+    ) -> list[SearchHit]:
+        """Search what this agent may read (see :meth:`MemoryStore.search`)."""
+        return await self.store.search(
+            self.agent, query, domains=domains, filters=filters, limit=limit, mode=mode
+        )
