@@ -51,6 +51,11 @@ class FakeServices:
     access_token: str = "access-1"
     expire_next_post: bool = False
     rate_limit_posts: bool = False
+    fail_next_posts: list[int] = field(default_factory=list[int])
+    """Statuses (429 or 5xx) the next Discord and webhook posts get, one each, before
+    they are served normally."""
+    retry_after: str = "0.25"
+    """The ``Retry-After`` of those 429 answers."""
     posts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -107,9 +112,31 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                 return
             self._reply(404, {"error": "MethodNotImplemented", "message": "not here"})
 
+        def _transient(self) -> bool:
+            """Answer with the next queued failure, if any (as Discord does)."""
+            with state.lock:
+                status = state.fail_next_posts.pop(0) if state.fail_next_posts else None
+            if status is None:
+                return False
+            if status == 429:
+                self._reply(
+                    429,
+                    {
+                        "message": "You are being rate limited.",
+                        "retry_after": float(state.retry_after),
+                        "global": False,
+                    },
+                    {"Retry-After": state.retry_after, "X-RateLimit-Scope": "user"},
+                )
+            else:
+                self._reply(status, f"{status} Bad Gateway")
+            return True
+
         def do_POST(self) -> None:
             seen = self._record()
             path = seen.path
+            if not path.startswith("/xrpc/") and self._transient():
+                return
             if path.startswith("/api/v10/channels/") and path.endswith("/messages"):
                 self._discord(seen, path.split("/")[4])
             elif path == "/xrpc/com.atproto.server.createSession":

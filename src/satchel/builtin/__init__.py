@@ -34,6 +34,7 @@ from satchel.builtin._context import (
     ContextTool,
 )
 from satchel.builtin._dates import TimeParser
+from satchel.builtin._delivery import Delivery, RateLimit
 from satchel.builtin._discord import DiscordEndpoint
 from satchel.builtin._messaging import (
     AgentCallback,
@@ -70,7 +71,12 @@ from satchel.builtin._search import (
     SearchResult,
     SearchTool,
 )
-from satchel.builtin._send import SendMessageInput, SendMessageOutput, SendMessageTool
+from satchel.builtin._send import (
+    SendMessageInput,
+    SendMessageOutput,
+    SendMessageTool,
+    send_message_input,
+)
 from satchel.builtin._toolset import memory_toolset
 from satchel.builtin._views import BlockInfo
 from satchel.builtin._webhook import WebhookEndpoint
@@ -92,12 +98,14 @@ __all__ = [
     "ContextSet",
     "ContextSwap",
     "ContextTool",
+    "Delivery",
     "DiscordEndpoint",
     "DiscordTarget",
     "Endpoint",
     "GroupTarget",
     "MessageRouter",
     "OutgoingMessage",
+    "RateLimit",
     "RecallAppend",
     "RecallDelete",
     "RecallInsert",
@@ -126,5 +134,6 @@ __all__ = [
     "load_model_with_progress",
     "memory_toolset",
     "render_context",
+    "send_message_input",
     "with_model_progress",
 ]

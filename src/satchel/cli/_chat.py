@@ -45,6 +45,7 @@ from satchel.cli._agent_setup import (
     opened_agent,
 )
 from satchel.cli._agents import AgentOption
+from satchel.cli._channels import ChannelsOption
 from satchel.cli._store import DbOption
 from satchel.consent import Decision, PermissionBroker
 from satchel.memory import ConsentRequest, Domain, MemoryStore
@@ -68,6 +69,7 @@ def chat(
     lazy: LazyOption = False,
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
+    channels: ChannelsOption = None,
 ) -> None:
     """Talk with an agent: replies stream in, tool calls show, approvals are asked here.
 
@@ -76,6 +78,7 @@ def chat(
     setup = agent_setup(
         model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
         tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+        channels=channels,
     )  # fmt: skip
     anyio.run(_Session(Console(highlight=False), agent).main, setup)
 

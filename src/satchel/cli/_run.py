@@ -23,6 +23,7 @@ from satchel.cli._agent_setup import (
     opened_agent,
 )
 from satchel.cli._agents import AgentOption
+from satchel.cli._channels import ChannelsOption
 from satchel.cli._common import JsonFlag, echo_json
 from satchel.cli._store import DbOption
 
@@ -41,6 +42,7 @@ def run(
     lazy: LazyOption = False,
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
+    channels: ChannelsOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Run one turn of an agent and print its reply (--json: the run's record).
@@ -52,6 +54,7 @@ def run(
     setup = agent_setup(
         model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
         tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+        channels=channels,
     )  # fmt: skip
     result = anyio.run(_run, setup, prompt)
     if json_output:

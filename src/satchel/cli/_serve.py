@@ -46,6 +46,7 @@ import typer
 from satchel._errors import SatchelUsageError
 from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._approvals import approval_store
+from satchel.cli._channels import ChannelsOption, channels_config, open_channels
 from satchel.cli._common import load_registry
 from satchel.cli._listen import (
     check_listen,
@@ -75,6 +76,8 @@ from satchel.meta import MetaTools
 from satchel.registry import ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
+    from satchel.builtin import MessageRouter
+    from satchel.channels import ChannelConfig
     from satchel.embed import Embedder
     from satchel.mcp import SatchelServer
     from satchel.toolkit import ToolkitConfig
@@ -112,13 +115,18 @@ class ServeOptions:
     toolkit: ToolkitConfig | None = None
     """``--toolkit productivity``'s configuration; ``None`` to serve no toolkit."""
     """The starting blocks of a new agent; ``None`` for persona and human."""
+    channels: ChannelConfig | None = None
+    """``--channels``: what ``send_message`` reaches besides the user and other agents."""
 
 
 # -- what is served --------------------------------------------------------------------
 
 
 def memory_tools(
-    store: MemoryStore | None, *, on_write: Callable[[], None] | None = None
+    store: MemoryStore | None,
+    *,
+    on_write: Callable[[], None] | None = None,
+    router: MessageRouter | None = None,
 ) -> ToolRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
     ``send_message``) on ``store``; ``None`` without a store.
@@ -129,12 +137,14 @@ def memory_tools(
         store: The opened memory store.
         on_write: Called after every successful call that may have written memory
             (to announce that the memory resources changed).
+        router: Delivers ``send_message`` (``--channels``); the user and other agents
+            only by default.
     """
     if store is None:
         return None
     from satchel.builtin import memory_toolset
 
-    tools = memory_toolset(store)
+    tools = memory_toolset(store, router=router)
     if on_write is None:
         return tools
     return with_write_hook(tools, on_write)
@@ -265,13 +275,18 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
         logger.info("memory of agent %r in %s", options.agent, shown)
         await store.ensure_agent(options.agent, options.template)
+        router = None
+        if options.channels is not None:
+            router = await open_channels(
+                stack, options.channels, store, broker, db=db, is_url=isinstance(where, str)
+            )
         toolkit = None
         if options.toolkit is not None:
             from satchel.toolkit import productivity_toolkit
 
             toolkit = productivity_toolkit(options.toolkit, store=store)
         catalog = build_catalog(
-            options, memory=memory_tools(store, on_write=announce), toolkit=toolkit
+            options, memory=memory_tools(store, on_write=announce, router=router), toolkit=toolkit
         )
         for spec in options.mounts:
             await stack.enter_async_context(
@@ -435,6 +450,7 @@ def serve(
     calendar: CalendarOption = None,
     timezone: ZoneOption = None,
     toolkit_file: ToolkitConfigOption = None,
+    channels: ChannelsOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -494,6 +510,7 @@ def serve(
         approve=approve,
         template=resolve_template(template),
         toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
+        channels=channels_config(channels),
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

@@ -106,7 +106,8 @@ class SatchelServer:
         agent: The agent id of every call, unless ``ctx_factory`` says otherwise.
         ctx_factory: Builds the :class:`~satchel.ToolContext` of a request from its
             :class:`ClientChannel` (the channel is added to ``extras`` if the factory
-            leaves it out). By default: ``agent``, ``origin="mcp"`` and the request id.
+            leaves it out). By default: ``agent``, the origin (the request's
+            ``_meta["satchel/origin"]``, else ``"mcp"``) and the request id.
         resources: Resources to serve next to the tools.
         prompts: Prompts to serve next to the tools.
         watch_interval: While a client is subscribed to a resource, look this often
@@ -261,7 +262,7 @@ class SatchelServer:
             request_id = channel.request_id
             return ToolContext(
                 agent=self.agent,
-                origin="mcp",
+                origin=channel.origin or "mcp",
                 call_id=None if request_id is None else str(request_id),
                 extras={CLIENT_CHANNEL_KEY: channel},
                 progress=progress,
