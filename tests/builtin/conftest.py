@@ -12,13 +12,12 @@ import anyio
 import anyio.lowlevel
 import pytest
 
+from fake_services import FakeServices, running_services
 from satchel.builtin import Delivery, Endpoint, MessageRouter, OutgoingMessage, memory_toolset
 from satchel.embed import MiniLMEmbedder
 from satchel.memory import ConsentRequest, SQLiteStore
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
-
-from .fake_services import FakeServices, running_services
 
 
 @dataclass

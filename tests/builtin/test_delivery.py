@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from fake_services import DISCORD_TOKEN, FakeServices
 from satchel import SatchelUsageError, ToolFailed
 from satchel.builtin import (
     Delivery,
@@ -17,7 +18,6 @@ from satchel.builtin import (
 )
 
 from .conftest import Kit
-from .fake_services import DISCORD_TOKEN, FakeServices
 
 pytestmark = pytest.mark.anyio
 

@@ -7,6 +7,13 @@ from typing import Any
 
 import pytest
 
+from fake_services import (
+    BSKY_DID,
+    BSKY_IDENTIFIER,
+    BSKY_PASSWORD,
+    DISCORD_TOKEN,
+    FakeServices,
+)
 from satchel.builtin import (
     BlueskyEndpoint,
     Delivery,
@@ -17,13 +24,6 @@ from satchel.builtin import (
 )
 
 from .conftest import Kit
-from .fake_services import (
-    BSKY_DID,
-    BSKY_IDENTIFIER,
-    BSKY_PASSWORD,
-    DISCORD_TOKEN,
-    FakeServices,
-)
 
 pytestmark = pytest.mark.anyio
 

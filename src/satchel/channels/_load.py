@@ -167,9 +167,10 @@ def _line_of(text: str, loc: tuple[int | str, ...], yaml_text: bool) -> int | No
         opener = rf"^{section}\s*:" if yaml_text else rf"^\s*\[\s*{section}\s*[.\]]"
         start = next((i for i, line in enumerate(lines) if re.match(opener, line)), 0)
     key = re.escape(keys[-1])
-    setting = rf"^\s*[\"']?{key}[\"']?\s*:" if yaml_text else rf"^\s*[\"']?{key}[\"']?\s*="
+    sign = ":" if yaml_text else "="
+    setting = rf"(?:^|[\s{{,])[\"']?{key}[\"']?\s*{sign}"
     for number in range(start, len(lines)):
-        if re.match(setting, lines[number]) or (
+        if re.search(setting, lines[number]) or (
             not yaml_text and len(keys) == 1 and re.match(rf"^\s*\[\s*{key}\s*[.\]]", lines[number])
         ):
             return number + 1
@@ -177,7 +178,7 @@ def _line_of(text: str, loc: tuple[int | str, ...], yaml_text: bool) -> int | No
 
 
 def _explain(exc: ValidationError, source: str, text: str, yaml_text: bool) -> str:
-    """Every problem as ``field (line N): what is expected``, one per line (no input
+    """Every problem as ``field (line N): what is expected``, on one line (no input
     values: a secret could be one)."""
     lines: list[str] = []
     for error in exc.errors(include_input=False, include_url=False):
@@ -190,8 +191,5 @@ def _explain(exc: ValidationError, source: str, text: str, yaml_text: bool) -> s
             message = "is not a known setting (check the spelling; see docs/channels.md)"
         elif error["type"] == "missing":
             message = "is required"
-        lines.append(f"  {field}: {message}")
-    count = len(lines)
-    return f"{source}: {count} problem{'s' if count != 1 else ''} in the channels file:\n" + (
-        "\n".join(lines)
-    )
+        lines.append(f"{field}: {message}")
+    return f"{source}: " + "; ".join(lines)

@@ -58,9 +58,25 @@ class FakeServices:
     """The ``Retry-After`` of those 429 answers."""
     posts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     lock: threading.Lock = field(default_factory=threading.Lock)
+    arrived: threading.Condition = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.arrived = threading.Condition(self.lock)
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.path}" for r in self.requests]
+
+    def wait_for(self, count: int, path: str, timeout: float) -> list[Seen]:
+        """Block (in a worker thread) until ``count`` requests to ``path`` arrived;
+        return them. Raises ``TimeoutError`` after ``timeout`` seconds."""
+
+        def matching() -> list[Seen]:
+            return [r for r in self.requests if r.path == path]
+
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: len(matching()) >= count, timeout):
+                raise TimeoutError(f"{count} requests to {path} did not arrive: {self.paths()}")
+            return matching()
 
 
 def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
@@ -94,8 +110,9 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                 {k.lower(): v for k, v in self.headers.items()},
                 body,
             )
-            with state.lock:
+            with state.arrived:
                 state.requests.append(seen)
+                state.arrived.notify_all()
             return seen
 
         def do_GET(self) -> None:
