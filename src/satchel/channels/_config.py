@@ -16,7 +16,15 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+)
 
 from satchel.builtin import Delivery, RateLimit
 from satchel.builtin._bluesky import BLUESKY_SERVICE
@@ -61,7 +69,7 @@ def _snowflake(value: Any) -> Any:
     return value
 
 
-HttpUrl = Annotated[str, Field(max_length=2000), BeforeValidator(_http_url)]
+HttpUrl = Annotated[str, Field(max_length=2000), AfterValidator(_http_url)]
 Snowflake = Annotated[str, BeforeValidator(_snowflake)]
 
 

@@ -136,7 +136,7 @@ def _expand(value: Any, env: Mapping[str, str], source: str, at: tuple[str, ...]
         def variable(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in env:
-                field = ".".join(at) or "the file"
+                field = _field(at)
                 raise SatchelUsageError(
                     f"{source}: {field} uses ${{{name}}}, but the environment variable "
                     f"{name} is not set."
@@ -152,6 +152,19 @@ def _expand(value: Any, env: Mapping[str, str], source: str, at: tuple[str, ...]
             _expand(v, env, source, (*at, str(i))) for i, v in enumerate(cast(list[Any], value))
         ]
     return value
+
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    """``loc`` as a dotted path; a key that is not plain is quoted (and cut short), so
+    the message stays one line."""
+    parts = [
+        str(part) if isinstance(part, int) or _PLAIN_KEY.match(str(part)) else ascii(str(part)[:40])
+        for part in loc
+    ]
+    return ".".join(parts) or "the file"
 
 
 def _line_of(text: str, loc: tuple[int | str, ...], yaml_text: bool) -> int | None:
@@ -182,7 +195,7 @@ def _explain(exc: ValidationError, source: str, text: str, yaml_text: bool) -> s
     values: a secret could be one)."""
     lines: list[str] = []
     for error in exc.errors(include_input=False, include_url=False):
-        field = ".".join(str(part) for part in error["loc"]) or "the file"
+        field = _field(error["loc"])
         line = _line_of(text, error["loc"], yaml_text)
         if line is not None:
             field += f" (line {line})"
