@@ -19,6 +19,10 @@ What it serves is built in steps, so each feature has one place to go:
    ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
    block that changed (also when another process changed it).
 
+``--channels FILE`` (:mod:`satchel.channels`) gives ``send_message`` its Discord,
+Bluesky and webhook endpoints (it offers only those) and announces consent requests on
+the channel they came from.
+
 Memory writes are decided by the block's permission alone (DESIGN §4): at
 ``read_write`` and ``admin`` they run at once, a ``partner``/``human`` block asks for
 consent and waits at most ``--consent-wait`` seconds (see
