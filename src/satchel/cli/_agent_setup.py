@@ -204,7 +204,7 @@ async def opened_agent(
         )
         await store.ensure_agent(setup.agent)
         router = await open_channels(
-            stack, setup.channels, store, broker, db=setup.db, is_url=isinstance(where, str)
+            stack, setup.channels, store, broker, db=str(where), is_url=isinstance(where, str)
         )
         agent = Agent(
             setup.agent,

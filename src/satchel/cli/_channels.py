@@ -51,7 +51,8 @@ def channels_config(file: Path | None) -> ChannelConfig:
 
 def approve_commands(db: str | None, *, is_url: bool) -> tuple[str, str]:
     """The CLI commands that approve and deny a request (``{id}`` for its id) on the
-    database ``--db`` named; a database URL is not repeated (it may hold a password)."""
+    database ``db`` (the resolved file, or a URL, which is not repeated: it may hold a
+    password)."""
     where = ""
     if db is not None:
         where = " --db <your database URL>" if is_url else f" --db {db}"

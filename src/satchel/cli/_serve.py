@@ -282,7 +282,7 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         router = None
         if options.channels is not None:
             router = await open_channels(
-                stack, options.channels, store, broker, db=db, is_url=isinstance(where, str)
+                stack, options.channels, store, broker, db=str(where), is_url=isinstance(where, str)
             )
         toolkit = None
         if options.toolkit is not None:
