@@ -5,6 +5,8 @@ virtual clock (:class:`VirtualTime`), so no test sleeps."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from fake_services import DISCORD_TOKEN, FakeServices
@@ -155,3 +157,19 @@ def _message(channel: str) -> OutgoingMessage:
     return OutgoingMessage(
         sender="ada", target=DiscordTarget(type="discord", channel_id=channel), content="hi"
     )
+
+
+async def test_no_token_reaches_the_logs_or_the_result_even_on_retries(
+    kit: Kit, services: FakeServices, caplog: pytest.LogCaptureFixture
+) -> None:
+    kit.set_endpoint("discord", discord(services, kit.time.delivery()))
+    services.fail_next_posts = [502, 429]
+
+    with caplog.at_level(logging.DEBUG):
+        result = await kit.call("send_message", to_channel("42"))
+
+    assert result.ok
+    assert "trying again" in caplog.text  # the retries were logged
+    assert DISCORD_TOKEN not in caplog.text
+    assert DISCORD_TOKEN not in result.to_json()
+    assert DISCORD_TOKEN not in repr(kit.router.endpoints["discord"])
