@@ -54,6 +54,8 @@ class FakeServices:
     fail_next_posts: list[int] = field(default_factory=list[int])
     """Statuses (429 or 5xx) the next Discord and webhook posts get, one each, before
     they are served normally."""
+    fail_next_records: list[int] = field(default_factory=list[int])
+    """Statuses (5xx) the next Bluesky ``createRecord`` calls get, as XRPC errors."""
     retry_after: str = "0.25"
     """The ``Retry-After`` of those 429 answers."""
     posts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
@@ -225,6 +227,13 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
             if seen.headers.get("authorization") != f"Bearer {state.access_token}":
                 self._reply(
                     401, {"error": "AuthenticationRequired", "message": "Authentication Required"}
+                )
+                return
+            with state.lock:
+                failure = state.fail_next_records.pop(0) if state.fail_next_records else None
+            if failure is not None:
+                self._reply(
+                    failure, {"error": "InternalServerError", "message": "Internal Server Error"}
                 )
                 return
             if state.expire_next_post:

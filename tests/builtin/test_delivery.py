@@ -9,9 +9,10 @@ import logging
 
 import pytest
 
-from fake_services import DISCORD_TOKEN, FakeServices
+from fake_services import BSKY_IDENTIFIER, BSKY_PASSWORD, DISCORD_TOKEN, FakeServices
 from satchel import SatchelUsageError, ToolFailed
 from satchel.builtin import (
+    BlueskyEndpoint,
     Delivery,
     DiscordEndpoint,
     DiscordTarget,
@@ -173,3 +174,25 @@ async def test_no_token_reaches_the_logs_or_the_result_even_on_retries(
     assert DISCORD_TOKEN not in caplog.text
     assert DISCORD_TOKEN not in result.to_json()
     assert DISCORD_TOKEN not in repr(kit.router.endpoints["discord"])
+
+
+async def test_a_bluesky_post_the_pds_fails_is_retried_and_posted_once(
+    kit: Kit, services: FakeServices
+) -> None:
+    endpoint = BlueskyEndpoint(
+        BSKY_IDENTIFIER, BSKY_PASSWORD, service=services.base_url, delivery=kit.time.delivery()
+    )
+    kit.set_endpoint("bluesky", endpoint)
+    services.fail_next_records = [502]
+
+    out = await kit.ok(
+        "send_message",
+        {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "Hi"},
+    )
+
+    (receipt,) = out["receipts"]
+    assert (receipt["channel"], receipt["attempts"]) == ("bluesky", 2)
+    assert receipt["id"].startswith("at://")
+    assert kit.time.waits == [0.5]
+    assert [p["text"] for p in services.posts] == ["@alice.bsky.social Hi"]
+    assert services.sessions_created == 1
