@@ -13,6 +13,7 @@ PACKAGES = [
     "satchel",
     "satchel.agent",
     "satchel.builtin",
+    "satchel.channels",
     "satchel.consent",
     "satchel.embed",
     "satchel.mcp",

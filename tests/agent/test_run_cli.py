@@ -24,9 +24,10 @@ SEND = {"target": {"type": "user"}, "content": "Noted, green tea."}
 
 
 def satchel_run(
-    db: Path, *args: str, key: str | None = "test-key"
+    db: Path, *args: str, key: str | None = "test-key", extra_env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env.update(extra_env or {})
     if key is not None:
         env["OPENAI_API_KEY"] = key
     return subprocess.run(
@@ -209,3 +210,39 @@ async def test_run_serves_a_users_search_in_place_of_the_builtin_with_replace(
     assert note["output"]["value"] == "Tea at five."
     assert note["output"]["origin"] == "agent:ada"
     assert (note["output"]["has_router"], note["output"]["has_broker"]) == (True, True)
+
+
+async def test_run_with_channels_offers_and_posts_to_the_configured_discord_channel(
+    tmp_path: Path,
+) -> None:
+    from fake_services import DISCORD_TOKEN, running_services
+
+    db = tmp_path / "m.db"
+    to_discord = {"target": {"type": "discord", "channel_id": "4242"}, "content": "Posted."}
+    fake = FakeOpenAI(scripted([completion(calls=[("send_message", to_discord)])]))
+    with running_services() as services, serving(fake) as url:
+        channels = tmp_path / "channels.yaml"
+        channels.write_text(
+            f"discord:\n  base_url: {services.base_url}/api/v10\n  channels: {{team: 4242}}\n",
+            encoding="utf-8",
+        )
+        args = ("--base-url", url, "--channels", str(channels), "Tell the team")
+        done = await anyio.to_thread.run_sync(
+            lambda: satchel_run(
+                db,
+                "--model",
+                "openai:fake-model",
+                *args,
+                extra_env={"SATCHEL_DISCORD_TOKEN": DISCORD_TOKEN},
+            )
+        )
+
+    assert done.returncode == 0, done.stderr
+    (send,) = [t for t in fake.requests[0]["tools"] if t["function"]["name"] == "send_message"]
+    target = send["function"]["parameters"]["properties"]["target"]
+    assert "discord" in json.dumps(target)
+    assert "bluesky" not in json.dumps(target)
+    (post,) = services.requests
+    assert post.path == "/api/v10/channels/4242/messages"
+    assert post.body["content"] == "Posted."
+    assert post.headers["authorization"] == f"Bot {DISCORD_TOKEN}"

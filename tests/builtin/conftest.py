@@ -8,15 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
-from satchel.builtin import MessageRouter, OutgoingMessage, memory_toolset
+from fake_services import FakeServices, running_services
+from satchel.builtin import Delivery, Endpoint, MessageRouter, OutgoingMessage, memory_toolset
 from satchel.embed import MiniLMEmbedder
 from satchel.memory import ConsentRequest, SQLiteStore
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
-
-from .fake_services import FakeServices, running_services
 
 
 @dataclass
@@ -42,6 +43,26 @@ class Consent:
 
 
 @dataclass
+class VirtualTime:
+    """A clock and a sleep for :class:`~satchel.builtin.Delivery` that wait no real
+    time: a sleep moves the clock on and records how long was asked for."""
+
+    now: float = 1_000.0
+    waits: list[float] = field(default_factory=list[float])
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+        await anyio.lowlevel.checkpoint()
+
+    def delivery(self, **options: Any) -> Delivery:
+        return Delivery(clock=self.clock, sleep=self.sleep, **options)
+
+
+@dataclass
 class Kit:
     """A store with the built-in tools bound to it."""
 
@@ -49,6 +70,13 @@ class Kit:
     tools: ToolRegistry
     router: MessageRouter
     inbox: Inbox
+    time: VirtualTime = field(default_factory=VirtualTime)
+
+    def set_endpoint(self, kind: str, endpoint: Endpoint) -> None:
+        """Deliver ``kind`` through ``endpoint``, and make the tools again so that
+        ``send_message`` offers it."""
+        self.router.set_endpoint(kind, endpoint)
+        self.tools = memory_toolset(self.store, router=self.router)
 
     async def call(self, tool: str, args: dict[str, Any], agent: str = "ada") -> ToolResult:
         return await self.tools.call(tool, args, ToolContext(agent=agent, origin="test"))

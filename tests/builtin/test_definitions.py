@@ -12,7 +12,13 @@ import anyio
 import pytest
 
 from satchel._errors import SatchelUsageError
-from satchel.builtin import memory_toolset
+from satchel.builtin import (
+    BlueskyEndpoint,
+    DiscordEndpoint,
+    MessageRouter,
+    WebhookEndpoint,
+    memory_toolset,
+)
 from satchel.memory import SQLiteStore
 from satchel.registry import ToolRegistry
 from satchel.schema import DIALECTS, Dialect, check_definition
@@ -20,17 +26,43 @@ from satchel.schema import DIALECTS, Dialect, check_definition
 
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolRegistry]:
+    """The built-ins with every channel configured (Discord with an allow-list)."""
     store = SQLiteStore(tmp_path_factory.mktemp("defs") / "m.db", embedder=None)
+    endpoints = {
+        "discord": DiscordEndpoint("t", channels={"general": "111", "ops": "222"}),
+        "bluesky": BlueskyEndpoint("me.bsky.social", "p"),
+        "webhook": WebhookEndpoint(allowed_urls=["https://hooks.example.com/"]),
+    }
+    yield memory_toolset(store, router=MessageRouter(store, endpoints=endpoints))
+    anyio.run(store.close)
+
+
+@pytest.fixture(scope="module")
+def plain_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolRegistry]:
+    """The built-ins with no channel configured."""
+    store = SQLiteStore(tmp_path_factory.mktemp("plain") / "m.db", embedder=None)
     yield memory_toolset(store)
     anyio.run(store.close)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_builtin_definition_passes_the_dialect_checker(
-    tools: ToolRegistry, dialect: Dialect
+    tools: ToolRegistry, plain_tools: ToolRegistry, dialect: Dialect
 ) -> None:
-    for definition in tools.schemas(dialect):
+    for definition in [*tools.schemas(dialect), *plain_tools.schemas(dialect)]:
         assert check_definition(definition, dialect) == [], definition
+
+
+def test_with_no_channel_configured_send_message_offers_user_agent_and_group_only(
+    plain_tools: ToolRegistry,
+) -> None:
+    spec = plain_tools.specs()[-1]
+    options = spec.input_schema["properties"]["target"]["oneOf"]
+
+    assert spec.name == "send_message"
+    assert [o["properties"]["type"]["const"] for o in options] == ["user", "agent", "group"]
+    assert "discord" not in str(spec.input_schema).lower()
+    assert "Discord" not in spec.description
 
 
 def test_the_tools_and_their_operations_match_the_design_table(tools: ToolRegistry) -> None:

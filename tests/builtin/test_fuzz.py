@@ -15,11 +15,11 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 
+from fake_services import DISCORD_TOKEN, running_services
 from satchel.builtin import DiscordEndpoint, WebhookEndpoint
 from satchel.memory import BlockKind, Permission
 
 from .conftest import make_kit
-from .fake_services import DISCORD_TOKEN, running_services
 from .fuzz_strategies import strategies, with_hook
 
 EXAMPLES = int(os.environ.get("SATCHEL_FUZZ_EXAMPLES", "100"))

@@ -3,33 +3,56 @@ HTTP to a loopback server that answers as those services do."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from satchel.builtin import (
-    BlueskyEndpoint,
-    DiscordEndpoint,
-    WebhookEndpoint,
-    grapheme_count,
-)
-
-from .conftest import Kit
-from .fake_services import (
+from fake_services import (
     BSKY_DID,
     BSKY_IDENTIFIER,
     BSKY_PASSWORD,
     DISCORD_TOKEN,
     FakeServices,
 )
+from satchel.builtin import (
+    BlueskyEndpoint,
+    Delivery,
+    DiscordEndpoint,
+    SendMessageTool,
+    WebhookEndpoint,
+    grapheme_count,
+)
+
+from .conftest import Kit
 
 pytestmark = pytest.mark.anyio
 
 
-def discord(services: FakeServices, token: str = DISCORD_TOKEN) -> DiscordEndpoint:
-    return DiscordEndpoint(token, base_url=f"{services.base_url}/api/v10")
+def discord(
+    services: FakeServices,
+    kit: Kit,
+    token: str = DISCORD_TOKEN,
+    *,
+    delivery: Delivery | None = None,
+    **options: Any,
+) -> DiscordEndpoint:
+    return DiscordEndpoint(
+        token,
+        base_url=f"{services.base_url}/api/v10",
+        delivery=delivery or kit.time.delivery(),
+        **options,
+    )
 
 
-def bluesky(services: FakeServices, password: str = BSKY_PASSWORD) -> BlueskyEndpoint:
-    return BlueskyEndpoint(BSKY_IDENTIFIER, password, service=services.base_url)
+def bluesky(services: FakeServices, kit: Kit, password: str = BSKY_PASSWORD) -> BlueskyEndpoint:
+    return BlueskyEndpoint(
+        BSKY_IDENTIFIER, password, service=services.base_url, delivery=kit.time.delivery()
+    )
+
+
+def webhook(kit: Kit, *allowed: str, **options: Any) -> WebhookEndpoint:
+    options.setdefault("delivery", kit.time.delivery())
+    return WebhookEndpoint(allowed_urls=allowed, **options)
 
 
 # --- user, agents, groups ---------------------------------------------------------------
@@ -49,7 +72,7 @@ async def test_a_message_to_the_user_is_recorded_and_handed_to_the_user_callback
     (recorded,) = await kit.store.list_messages("ada")
     assert (recorded.role, recorded.content) == ("assistant", "Hello Sam!")
     assert recorded.metadata == {"mood": "warm", "to": "user"}
-    assert out["receipts"] == [{"to": "user", "id": recorded.id}]
+    assert out["receipts"] == [{"to": "user", "id": recorded.id, "channel": "user", "attempts": 1}]
 
 
 async def test_a_message_to_an_agent_lands_in_its_conversation(kit: Kit) -> None:
@@ -93,7 +116,36 @@ async def test_an_invalid_agent_id_is_a_retry(kit: Kit) -> None:
     assert error.kind == "retry"
 
 
-async def test_a_channel_with_no_endpoint_configured_fails_clearly(kit: Kit) -> None:
+async def test_a_channel_with_no_endpoint_is_not_offered_and_is_refused_as_invalid(
+    kit: Kit,
+) -> None:
+    target = kit.tools.schemas("mcp")
+    (send,) = [t for t in target if t["name"] == "send_message"]
+    offered = [
+        o["properties"]["type"]["const"]
+        for o in send["inputSchema"]["properties"]["target"]["oneOf"]
+    ]
+
+    error = await kit.error(
+        "send_message", {"target": {"type": "discord", "channel_id": "123"}, "content": "x"}
+    )
+
+    assert offered == ["user", "agent", "group"]
+    assert "Discord" not in send["description"]
+    assert error.kind == "invalid_arguments"
+    assert error.details["errors"] == [
+        {
+            "field": "target.type",
+            "problem": "must be one of 'user', 'agent', 'group', got \"discord\"",
+        }
+    ]
+    assert await kit.store.list_messages("ada") == []
+
+
+async def test_a_channel_offered_on_purpose_without_an_endpoint_fails_clearly(kit: Kit) -> None:
+    everything = ["user", "agent", "group", "discord", "bluesky", "webhook"]
+    kit.tools.register(SendMessageTool(kit.router, targets=everything), replace=True)
+
     error = await kit.error(
         "send_message", {"target": {"type": "discord", "channel_id": "123"}, "content": "x"}
     )
@@ -120,7 +172,7 @@ async def test_an_unknown_target_type_is_invalid_arguments_naming_target_type(ki
 
 
 async def test_discord_posts_to_the_channel_as_the_bot(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint("discord", discord(services))
+    kit.set_endpoint("discord", discord(services, kit))
 
     out = await kit.ok(
         "send_message",
@@ -132,7 +184,9 @@ async def test_discord_posts_to_the_channel_as_the_bot(kit: Kit, services: FakeS
     assert seen.headers["authorization"] == f"Bot {DISCORD_TOKEN}"
     assert seen.headers["content-type"] == "application/json"
     assert seen.body == {"content": "Hi @everyone", "allowed_mentions": {"parse": []}}
-    assert out["receipts"] == [{"to": "discord:8675309", "id": "1100000000000000001"}]
+    assert out["receipts"] == [
+        {"to": "discord:8675309", "id": "1100000000000000001", "channel": "discord", "attempts": 1}
+    ]
     (sent,) = await kit.store.list_messages("ada")
     assert sent.metadata["to"] == "discord:8675309"
 
@@ -140,7 +194,7 @@ async def test_discord_posts_to_the_channel_as_the_bot(kit: Kit, services: FakeS
 async def test_discord_refusing_the_token_is_a_failed_result(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("discord", discord(services, token="wrong"))
+    kit.set_endpoint("discord", discord(services, kit, token="wrong"))
 
     error = await kit.error(
         "send_message", {"target": {"type": "discord", "channel_id": "1"}, "content": "x"}
@@ -152,8 +206,10 @@ async def test_discord_refusing_the_token_is_a_failed_result(
     assert await kit.store.list_messages("ada") == []
 
 
-async def test_discord_rate_limiting_says_when_to_retry(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint("discord", discord(services))
+async def test_discord_rate_limiting_is_waited_out_then_says_when_to_retry(
+    kit: Kit, services: FakeServices
+) -> None:
+    kit.set_endpoint("discord", discord(services, kit))
 
     error = await kit.error(
         "send_message", {"target": {"type": "discord", "channel_id": "429"}, "content": "x"}
@@ -163,12 +219,15 @@ async def test_discord_rate_limiting_says_when_to_retry(kit: Kit, services: Fake
     assert "rate-limiting" in error.message
     assert "2.0 seconds" in error.message
     assert error.details["retry_after"] == 2.0
+    assert error.details["attempts"] == 3
+    assert kit.time.waits == [2.0, 2.0]  # Retry-After honoured, not the JSON's 1.5
+    assert len(services.requests) == 3
 
 
 async def test_discord_unknown_channel_is_a_retry_naming_it(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("discord", discord(services))
+    kit.set_endpoint("discord", discord(services, kit))
 
     error = await kit.error(
         "send_message", {"target": {"type": "discord", "channel_id": "404"}, "content": "x"}
@@ -181,7 +240,7 @@ async def test_discord_unknown_channel_is_a_retry_naming_it(
 async def test_discord_checks_length_and_channel_id_before_sending(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("discord", discord(services))
+    kit.set_endpoint("discord", discord(services, kit))
 
     too_long = await kit.error(
         "send_message", {"target": {"type": "discord", "channel_id": "1"}, "content": "x" * 2001}
@@ -202,7 +261,7 @@ async def test_discord_checks_length_and_channel_id_before_sending(
 
 
 async def test_bluesky_logs_in_once_and_posts_a_mention(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint("bluesky", bluesky(services))
+    kit.set_endpoint("bluesky", bluesky(services, kit))
 
     first = await kit.ok(
         "send_message",
@@ -228,7 +287,7 @@ async def test_bluesky_logs_in_once_and_posts_a_mention(kit: Kit, services: Fake
 async def test_bluesky_logs_in_again_when_the_token_expired(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("bluesky", bluesky(services))
+    kit.set_endpoint("bluesky", bluesky(services, kit))
     await kit.ok(
         "send_message",
         {"target": {"type": "bluesky", "handle": "alice.bsky.social"}, "content": "1"},
@@ -247,7 +306,7 @@ async def test_bluesky_logs_in_again_when_the_token_expired(
 async def test_bluesky_refusing_the_login_is_a_failed_result(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("bluesky", bluesky(services, password="nope"))
+    kit.set_endpoint("bluesky", bluesky(services, kit, password="nope"))
 
     error = await kit.error(
         "send_message",
@@ -260,7 +319,7 @@ async def test_bluesky_refusing_the_login_is_a_failed_result(
 
 
 async def test_bluesky_rate_limiting_says_when_to_retry(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint("bluesky", bluesky(services))
+    kit.set_endpoint("bluesky", bluesky(services, kit))
     services.rate_limit_posts = True
 
     error = await kit.error(
@@ -276,7 +335,7 @@ async def test_bluesky_rate_limiting_says_when_to_retry(kit: Kit, services: Fake
 async def test_bluesky_unknown_handle_and_too_long_posts_are_retries(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint("bluesky", bluesky(services))
+    kit.set_endpoint("bluesky", bluesky(services, kit))
 
     unknown = await kit.error(
         "send_message",
@@ -309,9 +368,7 @@ def test_graphemes_count_an_emoji_with_a_skin_tone_once() -> None:
 
 
 async def test_a_webhook_receives_the_message_as_json(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint(
-        "webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"])
-    )
+    kit.set_endpoint("webhook", webhook(kit, f"{services.base_url}/hooks/"))
 
     out = await kit.ok(
         "send_message",
@@ -332,9 +389,7 @@ async def test_a_webhook_receives_the_message_as_json(kit: Kit, services: FakeSe
 async def test_a_webhook_url_outside_the_allowed_ones_is_refused_without_a_request(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint(
-        "webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"])
-    )
+    kit.set_endpoint("webhook", webhook(kit, f"{services.base_url}/hooks/"))
 
     for url in (
         f"{services.base_url}/admin",
@@ -352,7 +407,7 @@ async def test_a_webhook_url_outside_the_allowed_ones_is_refused_without_a_reque
 
 async def test_webhook_errors_map_to_tool_errors(kit: Kit, services: FakeServices) -> None:
     base = f"{services.base_url}/hooks"
-    kit.router.set_endpoint("webhook", WebhookEndpoint(allowed_urls=[base]))
+    kit.set_endpoint("webhook", webhook(kit, base, delivery=kit.time.delivery(max_wait=5)))
 
     limited = await kit.error(
         "send_message", {"target": {"type": "webhook", "url": f"{base}/limited"}, "content": "x"}
@@ -365,20 +420,21 @@ async def test_webhook_errors_map_to_tool_errors(kit: Kit, services: FakeService
     )
 
     assert (limited.kind, limited.details["retry_after"]) == ("retry", 7.0)
+    assert limited.details["attempts"] == 1  # 7 s is over max_wait: not waited out
     assert private.kind == "failed"
     assert "401" in private.message
+    assert private.details["attempts"] == 1  # a 4xx is never retried
     assert broken.kind == "failed"
     assert "500" in broken.message
+    assert "after 3 tries" in broken.message
+    assert kit.time.waits == [0.5, 1.0]  # backoff between the tries of the 500
 
 
 async def test_webhook_headers_carry_the_hooks_credentials(
     kit: Kit, services: FakeServices
 ) -> None:
     base = f"{services.base_url}/hooks"
-    kit.router.set_endpoint(
-        "webhook",
-        WebhookEndpoint(allowed_urls=[base], headers={"Authorization": "Bearer hook-secret"}),
-    )
+    kit.set_endpoint("webhook", webhook(kit, base, headers={"Authorization": "Bearer hook-secret"}))
 
     out = await kit.ok(
         "send_message", {"target": {"type": "webhook", "url": f"{base}/private"}, "content": "x"}
@@ -388,7 +444,7 @@ async def test_webhook_headers_carry_the_hooks_credentials(
 
 
 async def test_an_unreachable_webhook_is_a_failed_result(kit: Kit, services: FakeServices) -> None:
-    kit.router.set_endpoint("webhook", WebhookEndpoint(allow_any=True))
+    kit.set_endpoint("webhook", webhook(kit, allow_any=True))
 
     error = await kit.error(
         "send_message",
@@ -397,6 +453,7 @@ async def test_an_unreachable_webhook_is_a_failed_result(kit: Kit, services: Fak
 
     assert error.kind == "failed"
     assert "Could not reach" in error.message
+    assert error.details["attempts"] == 3  # a refused connection sent nothing: retried
 
 
 def _nested(depth: int) -> object:
@@ -425,9 +482,7 @@ async def test_metadata_nested_thousands_deep_is_invalid_arguments_and_nothing_i
 async def test_metadata_with_a_lone_surrogate_is_refused_before_any_request(
     kit: Kit, services: FakeServices
 ) -> None:
-    kit.router.set_endpoint(
-        "webhook", WebhookEndpoint(allowed_urls=[f"{services.base_url}/hooks/"])
-    )
+    kit.set_endpoint("webhook", webhook(kit, f"{services.base_url}/hooks/"))
 
     result = await kit.call(
         "send_message",

@@ -161,6 +161,44 @@ async def test_calls_see_the_agent_and_the_mcp_origin() -> None:
     assert isinstance(client_channel(seen[0]), ClientChannel)
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_call_names_its_channel_in_meta_and_a_malformed_one_is_ignored(
+    mode: str,
+) -> None:
+    seen: list[str | None] = []
+
+    @tool
+    def where(ctx: ToolContext) -> str:
+        """Say where the call came from."""
+        seen.append(ctx.origin)
+        return ctx.origin or ""
+
+    server = create_server(ToolRegistry([where]), agent="alice")
+    metas: list[dict[str, Any]] = [
+        {"satchel/origin": "discord:1234567890"},
+        {"satchel/origin": "webhook:https://hooks.example.com/x"},
+        {"satchel/origin": "discord 123"},
+        {"satchel/origin": "no-kind"},
+        {"satchel/origin": 42},
+        {"satchel/origin": "discord:" + "1" * 3000},
+        {},
+    ]
+    with anyio.fail_after(20):
+        async with Client(server.lowlevel, mode=mode) as client:
+            for meta in metas:
+                await client.call_tool("where", {}, meta=meta)  # type: ignore[arg-type]
+
+    assert seen == [
+        "discord:1234567890",
+        "webhook:https://hooks.example.com/x",
+        "mcp",
+        "mcp",
+        "mcp",
+        "mcp",
+        "mcp",
+    ]
+
+
 # -- list_changed ----------------------------------------------------------------------
 
 

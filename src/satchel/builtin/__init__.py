@@ -37,6 +37,7 @@ from satchel.builtin._context import (
     ContextTool,
 )
 from satchel.builtin._dates import TimeParser
+from satchel.builtin._delivery import Delivery, RateLimit
 from satchel.builtin._discord import DiscordEndpoint
 from satchel.builtin._messaging import (
     AgentCallback,
@@ -73,7 +74,12 @@ from satchel.builtin._search import (
     SearchResult,
     SearchTool,
 )
-from satchel.builtin._send import SendMessageInput, SendMessageOutput, SendMessageTool
+from satchel.builtin._send import (
+    SendMessageInput,
+    SendMessageOutput,
+    SendMessageTool,
+    send_message_input,
+)
 from satchel.builtin._toolset import memory_toolset
 from satchel.builtin._views import BlockInfo
 from satchel.builtin._webhook import WebhookEndpoint
@@ -96,12 +102,14 @@ __all__ = [
     "ContextSet",
     "ContextSwap",
     "ContextTool",
+    "Delivery",
     "DiscordEndpoint",
     "DiscordTarget",
     "Endpoint",
     "GroupTarget",
     "MessageRouter",
     "OutgoingMessage",
+    "RateLimit",
     "RecallAppend",
     "RecallDelete",
     "RecallInsert",
@@ -131,5 +139,6 @@ __all__ = [
     "load_model_with_progress",
     "memory_toolset",
     "render_context",
+    "send_message_input",
     "with_model_progress",
 ]

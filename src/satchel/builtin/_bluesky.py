@@ -12,7 +12,8 @@ import httpx
 import regex
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
-from satchel.builtin._http import client_scope, error_for, http_get, json_object, post_json
+from satchel.builtin._delivery import Delivery
+from satchel.builtin._http import client_scope, error_for, json_object
 from satchel.builtin._messaging import BlueskyTarget, OutgoingMessage, Receipt
 
 __all__ = ["BLUESKY_MAX_GRAPHEMES", "BLUESKY_SERVICE", "BlueskyEndpoint", "grapheme_count"]
@@ -47,6 +48,7 @@ class BlueskyEndpoint:
         client: An ``httpx.AsyncClient`` to reuse; by default one per delivery.
         timeout: Seconds to wait for the PDS.
         langs: Languages to tag posts with (e.g. ``["en"]``).
+        delivery: Retries and rate limit (by default 3 tries, no rate limit).
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class BlueskyEndpoint:
         client: httpx.AsyncClient | None = None,
         timeout: float = 10.0,
         langs: Sequence[str] = (),
+        delivery: Delivery | None = None,
     ) -> None:
         self.identifier = identifier
         self._password = password
@@ -65,6 +68,7 @@ class BlueskyEndpoint:
         self.client = client
         self.timeout = timeout
         self.langs = tuple(langs)
+        self.delivery = delivery if delivery is not None else Delivery()
         self._session: tuple[str, str] | None = None  # (access token, DID)
 
     def __repr__(self) -> str:
@@ -117,18 +121,24 @@ class BlueskyEndpoint:
             }
             if self.langs:
                 record["langs"] = list(self.langs)
-            body = await self._create_record(client, record)
+            body, attempts = await self._create_record(client, record)
         uri = body.get("uri")
-        return Receipt(to=f"bluesky:{handle}", id=str(uri) if uri else None)
+        return Receipt(
+            to=f"bluesky:{handle}",
+            id=str(uri) if uri else None,
+            channel="bluesky",
+            attempts=attempts,
+        )
 
     async def _login(self, client: httpx.AsyncClient, *, fresh: bool = False) -> tuple[str, str]:
         if self._session is not None and not fresh:
             return self._session
-        response = await post_json(
+        response, attempts = await self.delivery.request(
             client,
             "Bluesky",
+            "POST",
             self._xrpc("com.atproto.server.createSession"),
-            {"identifier": self.identifier, "password": self._password},
+            json={"identifier": self.identifier, "password": self._password},
         )
         if response.status_code in (400, 401):
             body = json_object(response)
@@ -141,7 +151,7 @@ class BlueskyEndpoint:
                     details={"service": "Bluesky", "status": response.status_code},
                 )
         if response.status_code // 100 != 2:
-            raise error_for("Bluesky", response, address=self.service)
+            raise error_for("Bluesky", response, address=self.service, attempts=attempts)
         body = json_object(response)
         access, did = body.get("accessJwt"), body.get("did")
         if not isinstance(access, str) or not isinstance(did, str):
@@ -150,9 +160,10 @@ class BlueskyEndpoint:
         return self._session
 
     async def _resolve(self, client: httpx.AsyncClient, handle: str) -> str:
-        response = await http_get(
+        response, attempts = await self.delivery.request(
             client,
             "Bluesky",
+            "GET",
             self._xrpc("com.atproto.identity.resolveHandle"),
             params={"handle": handle},
         )
@@ -162,7 +173,7 @@ class BlueskyEndpoint:
                 details={"handle": handle},
             )
         if response.status_code // 100 != 2:
-            raise error_for("Bluesky", response, address=f"handle {handle}")
+            raise error_for("Bluesky", response, address=f"handle {handle}", attempts=attempts)
         did = json_object(response).get("did")
         if not isinstance(did, str):
             raise ToolFailed(f"Bluesky did not resolve {handle!r} to an account; try later.")
@@ -170,17 +181,20 @@ class BlueskyEndpoint:
 
     async def _create_record(
         self, client: httpx.AsyncClient, record: dict[str, Any]
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], int]:
         response: httpx.Response | None = None
+        attempts = 0
         for fresh in (False, True):
             access, did = await self._login(client, fresh=fresh)
-            response = await post_json(
+            response, tries = await self.delivery.request(
                 client,
                 "Bluesky",
+                "POST",
                 self._xrpc("com.atproto.repo.createRecord"),
-                {"repo": did, "collection": "app.bsky.feed.post", "record": record},
+                json={"repo": did, "collection": "app.bsky.feed.post", "record": record},
                 headers={"Authorization": f"Bearer {access}"},
             )
+            attempts += tries
             expired = response.status_code in (400, 401) and (
                 json_object(response).get("error") in _EXPIRED
             )
@@ -189,5 +203,5 @@ class BlueskyEndpoint:
             self._session = None
         assert response is not None
         if response.status_code // 100 != 2:
-            raise error_for("Bluesky", response, address="the account's feed")
-        return json_object(response)
+            raise error_for("Bluesky", response, address="the account's feed", attempts=attempts)
+        return json_object(response), attempts

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import httpx
 
-from satchel._errors import SatchelUsageError, ToolRetry
-from satchel.builtin._http import client_scope, error_for, json_object, post_json
+from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
+from satchel.builtin._delivery import Delivery
+from satchel.builtin._http import client_scope, error_for, json_object
 from satchel.builtin._messaging import DiscordTarget, OutgoingMessage, Receipt
 
 __all__ = ["DISCORD_API", "DISCORD_MAX_CHARS", "DiscordEndpoint"]
@@ -21,7 +24,9 @@ class DiscordEndpoint:
     /channels/{channel_id}/messages`` with ``Authorization: Bot <token>``.
 
     Mentions in the text (``@everyone``, roles, users) are sent as text but ping no
-    one unless ``allow_mentions`` is set, so a model cannot mass-ping a server.
+    one unless ``allow_mentions`` is set, so a model cannot mass-ping a server. With
+    ``channels``, messages go to those channels only (a target may name one by its
+    name or its id).
 
     Args:
         token: The bot token.
@@ -29,6 +34,9 @@ class DiscordEndpoint:
         client: An ``httpx.AsyncClient`` to reuse; by default one per delivery.
         timeout: Seconds to wait for Discord.
         allow_mentions: Let mentions in the text notify people.
+        channels: The allowed channels, name to id; ``None`` allows every channel the
+            bot can post in.
+        delivery: Retries and rate limit (by default 3 tries, no rate limit).
 
     Example:
         >>> router.set_endpoint("discord", DiscordEndpoint(os.environ["DISCORD_TOKEN"]))
@@ -42,12 +50,31 @@ class DiscordEndpoint:
         client: httpx.AsyncClient | None = None,
         timeout: float = 10.0,
         allow_mentions: bool = False,
+        channels: Mapping[str, str] | None = None,
+        delivery: Delivery | None = None,
     ) -> None:
         self._token = token
         self.base_url = base_url.rstrip("/")
         self.client = client
         self.timeout = timeout
         self.allow_mentions = allow_mentions
+        self.channels = None if channels is None else dict(channels)
+        self.delivery = delivery if delivery is not None else Delivery()
+
+    def _allowed(self, channel: str) -> str:
+        """The channel id to post to, for a target naming ``channel``."""
+        if self.channels is None:
+            return channel
+        if channel in self.channels:
+            return self.channels[channel]
+        if channel in self.channels.values():
+            return channel
+        allowed = ", ".join(f"{name} ({cid})" for name, cid in self.channels.items()) or "none"
+        raise ToolFailed(
+            f"Messages may not be sent to Discord channel {channel!r}: it is not one of the "
+            f"configured channels. Configured: {allowed}.",
+            details={"channel_id": channel, "allowed": sorted(self.channels.values())},
+        )
 
     def __repr__(self) -> str:
         return f"DiscordEndpoint(base_url={self.base_url!r})"
@@ -58,13 +85,13 @@ class DiscordEndpoint:
         Raises:
             ToolRetry: The channel id is not a number, the text is over 2000 characters,
                 the channel does not exist, or Discord is rate-limiting.
-            ToolFailed: The token is refused, the bot may not post there, or Discord
-                cannot be reached.
+            ToolFailed: The channel is not an allowed one, the token is refused, the bot
+                may not post there, or Discord cannot be reached.
         """
         target = message.target
         if not isinstance(target, DiscordTarget):
             raise SatchelUsageError(f"DiscordEndpoint cannot deliver to {target.type!r}")
-        channel = target.channel_id.strip()
+        channel = self._allowed(target.channel_id.strip())
         if not channel.isascii() or not channel.isdigit():
             raise ToolRetry(
                 f"Discord channel ids are numbers (like 1234567890123456789), not {channel!r}.",
@@ -80,14 +107,20 @@ class DiscordEndpoint:
         if not self.allow_mentions:
             payload["allowed_mentions"] = {"parse": []}
         async with client_scope(self.client, self.timeout) as client:
-            response = await post_json(
+            response, attempts = await self.delivery.request(
                 client,
                 "Discord",
+                "POST",
                 f"{self.base_url}/channels/{channel}/messages",
-                payload,
+                json=payload,
                 headers={"Authorization": f"Bot {self._token}"},
             )
         if response.status_code // 100 != 2:
-            raise error_for("Discord", response, address=f"channel {channel}")
+            raise error_for("Discord", response, address=f"channel {channel}", attempts=attempts)
         message_id = json_object(response).get("id")
-        return Receipt(to=f"discord:{channel}", id=str(message_id) if message_id else None)
+        return Receipt(
+            to=f"discord:{channel}",
+            id=str(message_id) if message_id else None,
+            channel="discord",
+            attempts=attempts,
+        )

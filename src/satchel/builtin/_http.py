@@ -1,6 +1,6 @@
 """What the network endpoints share: one HTTP client scope, and the mapping of a
-service's error answers (401, 403, 404, 429, 5xx) and of ``httpx`` failures to tool
-errors a model can act on."""
+service's error answers (401, 403, 404, 429, 5xx) to tool errors a model can act on.
+Sending itself, with retries and a rate limit, is :mod:`satchel.builtin._delivery`'s."""
 
 from __future__ import annotations
 
@@ -21,9 +21,7 @@ __all__ = [
     "client_scope",
     "detail_of",
     "error_for",
-    "http_get",
     "json_object",
-    "post_json",
     "retry_after",
 ]
 
@@ -41,47 +39,6 @@ async def client_scope(
         return
     async with httpx.AsyncClient(timeout=seconds) as fresh:
         yield fresh
-
-
-async def post_json(
-    client: httpx.AsyncClient,
-    service: str,
-    url: str,
-    payload: Any,
-    *,
-    headers: dict[str, str] | None = None,
-) -> httpx.Response:
-    """POST ``payload`` as JSON; a transport failure becomes :class:`~satchel.ToolFailed`."""
-    return await _send(client, service, "POST", url, json=payload, headers=headers)
-
-
-async def http_get(
-    client: httpx.AsyncClient,
-    service: str,
-    url: str,
-    *,
-    params: dict[str, str],
-    headers: dict[str, str] | None = None,
-) -> httpx.Response:
-    """GET ``url``; a transport failure becomes :class:`~satchel.ToolFailed`."""
-    return await _send(client, service, "GET", url, params=params, headers=headers)
-
-
-async def _send(
-    client: httpx.AsyncClient, service: str, method: str, url: str, **options: Any
-) -> httpx.Response:
-    try:
-        return await client.request(method, url, **options)
-    except httpx.TimeoutException as exc:
-        raise ToolRetry(
-            f"{service} did not answer in time. Try again in a minute.",
-            details={"service": service},
-        ) from exc
-    except httpx.HTTPError as exc:
-        raise ToolFailed(
-            f"Could not reach {service} ({type(exc).__name__}). The message was not sent.",
-            details={"service": service},
-        ) from exc
 
 
 def json_object(response: httpx.Response) -> dict[str, Any]:
@@ -141,17 +98,25 @@ def _retry_after(response: httpx.Response) -> float | None:
     return None
 
 
-def error_for(service: str, response: httpx.Response, *, address: str) -> ToolSignal:
+def error_for(
+    service: str, response: httpx.Response, *, address: str, attempts: int = 1
+) -> ToolSignal:
     """The tool error for a service's non-success answer.
 
     Args:
         service: The service's name, for the message.
-        response: Its answer.
+        response: Its (last) answer.
         address: What was addressed (a channel, a handle, a URL), for the message.
+        attempts: How many tries were made.
     """
     status = response.status_code
     detail = detail_of(response)
-    details: dict[str, Any] = {"service": service, "status": status, "detail": detail}
+    details: dict[str, Any] = {
+        "service": service,
+        "status": status,
+        "detail": detail,
+        "attempts": attempts,
+    }
     if status == 429:
         wait = retry_after(response)
         details["retry_after"] = wait
@@ -180,7 +145,8 @@ def error_for(service: str, response: httpx.Response, *, address: str) -> ToolSi
         )
     if 400 <= status < 500:
         return ToolRetry(f"{service} rejected the message ({status}: {detail}).", details=details)
+    tries = f" after {attempts} tries" if attempts > 1 else ""
     return ToolFailed(
-        f"{service} failed ({status}: {detail}). The message was not sent; try again later.",
+        f"{service} failed ({status}: {detail}){tries}. The message was not sent; try again later.",
         details=details,
     )

@@ -152,7 +152,8 @@ class OutgoingMessage:
 
 
 class Receipt(BaseModel):
-    """What one delivery produced."""
+    """What one delivery produced: where the message went, over which channel, the id
+    the receiving side gave it, and how many tries it took."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -160,6 +161,11 @@ class Receipt(BaseModel):
     id: str | None = Field(
         default=None, description="The id the receiving side gave the message, if any."
     )
+    channel: str | None = Field(
+        default=None,
+        description="The channel it went over: user, agent, discord, bluesky or webhook.",
+    )
+    attempts: int = Field(default=1, ge=1, description="Tries it took (retries included).")
 
 
 class SendReport(BaseModel):
@@ -198,6 +204,7 @@ AgentCallback = Callable[[str, OutgoingMessage], Awaitable[None]]
 """Told of each message that landed in another agent's conversation, with the
 recipient's id (an agent runtime wakes the recipient with it)."""
 
+_LOCAL_TYPES = ("user", "agent", "group")
 _NETWORK_TYPES = ("discord", "bluesky", "webhook")
 
 
@@ -251,6 +258,12 @@ class MessageRouter:
             raise InvalidInputError(f"endpoints serve one of {_NETWORK_TYPES}, not {kind!r}")
         self.endpoints[kind] = endpoint
 
+    @property
+    def target_types(self) -> tuple[str, ...]:
+        """The target types this router can deliver now: ``user``, ``agent`` and
+        ``group``, then each channel with an endpoint."""
+        return (*_LOCAL_TYPES, *(kind for kind in _NETWORK_TYPES if kind in self.endpoints))
+
     def set_group(self, name: str, members: Sequence[str]) -> None:
         """Define (or redefine) the group ``name`` as ``members``."""
         self.groups[name] = tuple(dict.fromkeys(members))
@@ -290,6 +303,8 @@ class MessageRouter:
                 assert_never(target)
         if self.record_outgoing and not isinstance(target, UserTarget):
             await self._record(message, address)
+        channel = "agent" if isinstance(target, GroupTarget) else target.type
+        receipts = [r if r.channel else r.model_copy(update={"channel": channel}) for r in receipts]
         return SendReport(target=address, receipts=receipts)
 
     def _members(self, name: str) -> tuple[str, ...]:

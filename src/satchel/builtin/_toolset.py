@@ -37,7 +37,9 @@ def memory_toolset(
         store: The memory store the tools read and write.
         router: Delivers ``send_message``; by default a :class:`MessageRouter` on
             ``store`` that reaches the user (recorded in the conversation) and other
-            agents, with no groups or channels.
+            agents, with no groups or channels. ``send_message`` offers the targets
+            the router can deliver now: set its endpoints first (or build it with
+            :func:`satchel.channels.channel_router`).
         registry: Register into this registry instead of a new one.
         replace: Replace tools of the same names already in ``registry``.
         new_block_kind: The kind of block ``context set`` creates.

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 import httpx
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
-from satchel.builtin._http import client_scope, error_for, json_object, post_json
+from satchel.builtin._delivery import Delivery
+from satchel.builtin._http import client_scope, error_for, json_object
 from satchel.builtin._messaging import OutgoingMessage, Receipt, WebhookTarget
 
 __all__ = ["WebhookEndpoint"]
@@ -31,6 +32,7 @@ class WebhookEndpoint:
         headers: Extra headers for every request (an ``Authorization`` for the hook).
         client: An ``httpx.AsyncClient`` to reuse; by default one per delivery.
         timeout: Seconds to wait for the hook.
+        delivery: Retries and rate limit (by default 3 tries, no rate limit).
     """
 
     def __init__(
@@ -41,12 +43,14 @@ class WebhookEndpoint:
         headers: Mapping[str, str] | None = None,
         client: httpx.AsyncClient | None = None,
         timeout: float = 10.0,
+        delivery: Delivery | None = None,
     ) -> None:
         self.allowed = tuple(httpx.URL(url) for url in allowed_urls)
         self.allow_any = allow_any
         self._headers = dict(headers or {})
         self.client = client
         self.timeout = timeout
+        self.delivery = delivery if delivery is not None else Delivery()
 
     def __repr__(self) -> str:
         return f"WebhookEndpoint(allowed_urls={[str(u) for u in self.allowed]!r})"
@@ -98,10 +102,15 @@ class WebhookEndpoint:
             "sent_at": message.sent_at.isoformat(),
         }
         async with client_scope(self.client, self.timeout) as client:
-            response = await post_json(
-                client, "The webhook", str(url), payload, headers=self._headers
+            response, attempts = await self.delivery.request(
+                client, "The webhook", "POST", str(url), json=payload, headers=self._headers
             )
         if response.status_code // 100 != 2:
-            raise error_for("The webhook", response, address=str(url)[:200])
+            raise error_for("The webhook", response, address=str(url)[:200], attempts=attempts)
         message_id = json_object(response).get("id")
-        return Receipt(to=f"webhook:{url}", id=str(message_id) if message_id else None)
+        return Receipt(
+            to=f"webhook:{url}",
+            id=str(message_id) if message_id else None,
+            channel="webhook",
+            attempts=attempts,
+        )

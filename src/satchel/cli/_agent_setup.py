@@ -11,13 +11,16 @@ import os
 from collections.abc import AsyncGenerator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from satchel.agent import Agent, Model, model_from_string
 from satchel.builtin import BuiltinTools
+from satchel.channels import ChannelConfig
 from satchel.cli._builtin_options import check_replace, check_replacements
+from satchel.cli._channels import channels_config, open_channels
 from satchel.cli._common import load_object, load_registry
 from satchel.cli._serve_args import MountSpec, parse_mount
 from satchel.cli._store import resolve_db_location
@@ -143,6 +146,7 @@ class AgentSetup:
     rules: tuple[ToolRule, ...]
     builtins: BuiltinTools = field(default_factory=BuiltinTools)
     """The built-in memory tools the agent gets (``--replace``, ``--no-memory``)."""
+    channels: ChannelConfig = field(default_factory=ChannelConfig)
 
 
 def agent_setup(
@@ -159,12 +163,13 @@ def agent_setup(
     max_calls: int | None,
     replace: list[str] | None = None,
     no_memory: bool = False,
+    channels: Path | None = None,
 ) -> AgentSetup:
     """Check every option before anything runs.
 
     Raises:
         typer.BadParameter: an empty agent, a bad model, ``--tools``, ``--mount``,
-            ``--db`` or ``--replace``.
+            ``--db``, ``--replace`` or ``--channels``.
     """
     if not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
@@ -183,6 +188,7 @@ def agent_setup(
         max_steps=max_steps,
         rules=(MaxCalls(max_calls),) if max_calls is not None else (),
         builtins=BuiltinTools(include=()) if no_memory else BuiltinTools(exclude=replaced),
+        channels=channels_config(channels),
     )
 
 
@@ -195,7 +201,8 @@ async def opened_agent(
     stream: bool = False,
 ) -> AsyncGenerator[tuple[Agent, PermissionBroker]]:
     """The agent on its opened store, and the broker its held calls wait on; the
-    store, the mounted servers and the model's connections close on exit."""
+    store, the mounted servers and the model's connections close on exit.
+    ``send_message`` reaches the ``--channels`` the setup names."""
     where = resolve_db_location(setup.db, must_exist=False)
     async with AsyncExitStack() as stack:
         store = await open_store(where, consent=consent)
@@ -207,11 +214,15 @@ async def opened_agent(
             PermissionBroker(open_approval_store(where), origin=origin)
         )
         await store.ensure_agent(setup.agent)
+        router = await open_channels(
+            stack, setup.channels, store, broker, db=str(where), is_url=isinstance(where, str)
+        )
         agent = Agent(
             setup.agent,
             setup.model,
             tools=await _extra_tools(stack, setup, broker),
             memory=store,
+            router=router,
             rules=setup.rules,
             max_steps=setup.max_steps,
             conversation_id=setup.conversation,

@@ -46,6 +46,7 @@ from satchel.cli._agent_setup import (
 )
 from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
+from satchel.cli._channels import ChannelsOption
 from satchel.cli._store import DbOption
 from satchel.consent import Decision, PermissionBroker
 from satchel.memory import ConsentRequest, Domain, MemoryStore
@@ -71,6 +72,7 @@ def chat(
     no_memory: NoMemoryOption = False,
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
+    channels: ChannelsOption = None,
 ) -> None:
     """Talk with an agent: replies stream in, tool calls show, approvals are asked here.
 
@@ -80,6 +82,7 @@ def chat(
         model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
         tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
         replace=replace, no_memory=no_memory,
+        channels=channels,
     )  # fmt: skip
     anyio.run(_Session(Console(highlight=False), agent).main, setup)
 

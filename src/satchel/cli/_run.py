@@ -24,6 +24,7 @@ from satchel.cli._agent_setup import (
 )
 from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
+from satchel.cli._channels import ChannelsOption
 from satchel.cli._common import JsonFlag, echo_json
 from satchel.cli._store import DbOption
 
@@ -44,6 +45,7 @@ def run(
     no_memory: NoMemoryOption = False,
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
+    channels: ChannelsOption = None,
     json_output: JsonFlag = False,
 ) -> None:
     """Run one turn of an agent and print its reply (--json: the run's record).
@@ -56,6 +58,7 @@ def run(
         model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
         tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
         replace=replace, no_memory=no_memory,
+        channels=channels,
     )  # fmt: skip
     result = anyio.run(_run, setup, prompt)
     if json_output:

@@ -22,6 +22,10 @@ What it serves is built in steps, so each feature has one place to go:
    writes announce ``resources/list_changed``, and ``resources/updated`` to clients subscribed to a
    block that changed (also when another process changed it).
 
+``--channels FILE`` (:mod:`satchel.channels`) gives ``send_message`` its Discord,
+Bluesky and webhook endpoints (it offers only those) and announces consent requests on
+the channel they came from.
+
 Memory writes are decided by the block's permission alone (DESIGN §4): at
 ``read_write`` and ``admin`` they run at once, a ``partner``/``human`` block asks for
 consent and waits at most ``--consent-wait`` seconds (see
@@ -55,6 +59,7 @@ from satchel.cli._builtin_options import (
     check_replace,
     check_replacements,
 )
+from satchel.cli._channels import ChannelsOption, channels_config, open_channels
 from satchel.cli._common import load_registry
 from satchel.cli._listen import (
     check_listen,
@@ -93,6 +98,7 @@ from satchel.registry import ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
     from satchel.builtin import BuiltinTools, MessageRouter
+    from satchel.channels import ChannelConfig
     from satchel.embed import Embedder
     from satchel.mcp import SatchelServer
     from satchel.toolkit import ToolkitConfig
@@ -145,6 +151,9 @@ class ServeOptions:
     memory: bool = True
     """Serve the built-in memory tools and the memory resources (not ``--no-memory``)."""
 
+    channels: ChannelConfig | None = None
+    """``--channels``: what ``send_message`` reaches besides the user and other agents."""
+
     @property
     def per_project(self) -> bool:
         """Whether each client's memory is its project's (``--agent auto``)."""
@@ -181,7 +190,8 @@ def memory_tools(
             covers beside the project's (when ``builtins`` is not given).
         builtins: Which built-ins (all four by default; ``--replace`` leaves out those
             a ``--tools`` registry serves instead).
-        router: Delivers ``send_message``.
+        router: Delivers ``send_message`` (``--channels``); the user and other agents
+            only by default.
     """
     if store is None:
         return None
@@ -334,7 +344,11 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
         logger.info("memory of agent %r in %s", person, shown)
         if options.memory:
             await store.ensure_agent(person, options.template)
-        router = MessageRouter(store)
+        router = MessageRouter(store)  # the user and other agents; --channels adds more
+        if options.channels is not None:
+            router = await open_channels(
+                stack, options.channels, store, broker, db=str(where), is_url=isinstance(where, str)
+            )
         if options.mirror is not None and options.memory:
             group = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(group.cancel_scope.cancel)
@@ -589,6 +603,7 @@ def serve(
     calendar: CalendarOption = None,
     timezone: ZoneOption = None,
     toolkit_file: ToolkitConfigOption = None,
+    channels: ChannelsOption = None,
     consent_wait: Annotated[
         float,
         typer.Option(
@@ -666,6 +681,7 @@ def serve(
         mirror=mirror,
         replace=replaced,
         memory=not no_memory,
+        channels=channels_config(channels),
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

@@ -270,7 +270,10 @@ class Tool(BaseTool, Generic[InT, OutT]):
     """
 
     name: ClassVar[str]
-    description: ClassVar[str] = ""
+    description: str = ""
+    """What the tool does, for a model (the class docstring when empty). Usually set on
+    the class; a tool whose offer depends on its configuration may set it per instance,
+    before it is registered."""
     usage_rule: ClassVar[str | None] = None
     summary: ClassVar[str | None] = None
     category: ClassVar[str | None] = None
@@ -283,8 +286,9 @@ class Tool(BaseTool, Generic[InT, OutT]):
     memory_gated: ClassVar[bool] = False
     """Its writes go through a memory store's permission gate (see
     :attr:`ToolSpec.memory_gated <satchel.tools.ToolSpec.memory_gated>`)."""
-    input_type: ClassVar[Any] = None
-    """Override the input type instead of (or besides) the generic parameter."""
+    input_type: Any = None
+    """Override the input type instead of (or besides) the generic parameter; may be
+    set per instance, before the tool is registered."""
     output_type: ClassVar[Any] = None
     """Override the output type instead of (or besides) the generic parameter."""
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -40,6 +41,7 @@ from satchel.tools import ProgressReporter, ToolContext
 
 __all__ = [
     "CLIENT_CHANNEL_KEY",
+    "ORIGIN_META_KEY",
     "ClientChannel",
     "ElicitationAnswer",
     "ElicitationPending",
@@ -51,6 +53,13 @@ logger = logging.getLogger("satchel.mcp")
 CLIENT_CHANNEL_KEY = "satchel.mcp.client"
 """The key of the :class:`ClientChannel` in :attr:`ToolContext.extras
 <satchel.ToolContext.extras>` for a call that came over MCP."""
+
+ORIGIN_META_KEY = "satchel/origin"
+"""The ``_meta`` key of a ``tools/call`` naming the channel the request came from
+(``"discord:1234567890"``): a bridge that relays a Discord message to an MCP client sets
+it, so a consent request can be announced where the human is."""
+
+_ORIGIN = re.compile(r"^[a-z][a-z0-9_-]{0,31}:[\x21-\x7e]{1,2000}$")
 
 ElicitAction = Literal["accept", "decline", "cancel"]
 
@@ -191,6 +200,18 @@ class ClientChannel:
             logger.warning("the MCP client failed roots/list: %s", exc)
             return None
         return [str(root.uri) for root in result.roots]
+
+    @property
+    def origin(self) -> str | None:
+        """The channel the request says it came from (``_meta`` key
+        :data:`ORIGIN_META_KEY`, such as ``"discord:1234567890"``); ``None`` when it
+        says nothing usable (a ``kind:address`` string of printable ASCII)."""
+        params = self._request.params
+        meta: Any = params.get("_meta") if params is not None else None
+        if not isinstance(meta, Mapping):
+            return None
+        value: Any = cast("Mapping[str, Any]", meta).get(ORIGIN_META_KEY)
+        return value if isinstance(value, str) and _ORIGIN.match(value) else None
 
     @property
     def wants_progress(self) -> bool:

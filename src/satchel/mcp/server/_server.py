@@ -116,7 +116,8 @@ class SatchelServer:
             when a client's roots change.
         ctx_factory: Builds the :class:`~satchel.ToolContext` of a request from its
             :class:`ClientChannel` (the channel is added to ``extras`` if the factory
-            leaves it out). By default: ``agent``, ``origin="mcp"`` and the request id.
+            leaves it out). By default: ``agent``, the origin (the request's
+            ``_meta["satchel/origin"]``, else ``"mcp"``) and the request id.
         resources: Resources to serve next to the tools.
         prompts: Prompts to serve next to the tools.
         watch_interval: While a client is subscribed to a resource, look this often
@@ -300,7 +301,7 @@ class SatchelServer:
             request_id = channel.request_id
             ctx = ToolContext(
                 agent=self.agent if agent is None else agent,
-                origin="mcp",
+                origin=channel.origin or "mcp",
                 call_id=None if request_id is None else str(request_id),
                 extras={CLIENT_CHANNEL_KEY: channel},
                 progress=progress,

@@ -51,11 +51,34 @@ class FakeServices:
     access_token: str = "access-1"
     expire_next_post: bool = False
     rate_limit_posts: bool = False
+    fail_next_posts: list[int] = field(default_factory=list[int])
+    """Statuses (429 or 5xx) the next Discord and webhook posts get, one each, before
+    they are served normally."""
+    fail_next_records: list[int] = field(default_factory=list[int])
+    """Statuses (5xx) the next Bluesky ``createRecord`` calls get, as XRPC errors."""
+    retry_after: str = "0.25"
+    """The ``Retry-After`` of those 429 answers."""
     posts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     lock: threading.Lock = field(default_factory=threading.Lock)
+    arrived: threading.Condition = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.arrived = threading.Condition(self.lock)
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.path}" for r in self.requests]
+
+    def wait_for(self, count: int, path: str, timeout: float) -> list[Seen]:
+        """Block (in a worker thread) until ``count`` requests to ``path`` arrived;
+        return them. Raises ``TimeoutError`` after ``timeout`` seconds."""
+
+        def matching() -> list[Seen]:
+            return [r for r in self.requests if r.path == path]
+
+        with self.arrived:
+            if not self.arrived.wait_for(lambda: len(matching()) >= count, timeout):
+                raise TimeoutError(f"{count} requests to {path} did not arrive: {self.paths()}")
+            return matching()
 
 
 def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
@@ -89,8 +112,9 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                 {k.lower(): v for k, v in self.headers.items()},
                 body,
             )
-            with state.lock:
+            with state.arrived:
                 state.requests.append(seen)
+                state.arrived.notify_all()
             return seen
 
         def do_GET(self) -> None:
@@ -107,9 +131,31 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                 return
             self._reply(404, {"error": "MethodNotImplemented", "message": "not here"})
 
+        def _transient(self) -> bool:
+            """Answer with the next queued failure, if any (as Discord does)."""
+            with state.lock:
+                status = state.fail_next_posts.pop(0) if state.fail_next_posts else None
+            if status is None:
+                return False
+            if status == 429:
+                self._reply(
+                    429,
+                    {
+                        "message": "You are being rate limited.",
+                        "retry_after": float(state.retry_after),
+                        "global": False,
+                    },
+                    {"Retry-After": state.retry_after, "X-RateLimit-Scope": "user"},
+                )
+            else:
+                self._reply(status, f"{status} Bad Gateway")
+            return True
+
         def do_POST(self) -> None:
             seen = self._record()
             path = seen.path
+            if not path.startswith("/xrpc/") and self._transient():
+                return
             if path.startswith("/api/v10/channels/") and path.endswith("/messages"):
                 self._discord(seen, path.split("/")[4])
             elif path == "/xrpc/com.atproto.server.createSession":
@@ -181,6 +227,13 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
             if seen.headers.get("authorization") != f"Bearer {state.access_token}":
                 self._reply(
                     401, {"error": "AuthenticationRequired", "message": "Authentication Required"}
+                )
+                return
+            with state.lock:
+                failure = state.fail_next_records.pop(0) if state.fail_next_records else None
+            if failure is not None:
+                self._reply(
+                    failure, {"error": "InternalServerError", "message": "Internal Server Error"}
                 )
                 return
             if state.expire_next_post:

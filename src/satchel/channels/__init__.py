@@ -1,0 +1,45 @@
+"""Channels from configuration: which channels ``send_message`` reaches (Discord,
+Bluesky, webhooks), with their secrets, allow-lists, retries and rate limits, and
+consent requests announced on the channel they came from.
+
+One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channels`
+(``satchel serve --channels FILE``, ``satchel run``/``chat`` too, or
+``$SATCHEL_CHANNELS``) with secrets from the environment, serves the CLI and the library
+alike: :func:`channel_router` builds the :class:`~satchel.builtin.MessageRouter`, whose
+``send_message`` then offers exactly the configured targets, and
+:class:`ConsentAnnouncer` tells the human on that channel when an agent asks for
+approval.
+
+Example:
+    >>> config = load_channels("channels.toml")
+    >>> router = channel_router(config, store)
+    >>> tools = memory_toolset(store, router=router)
+    >>> async with ConsentAnnouncer(router).announcing(broker):
+    ...     ...
+"""
+
+from satchel.channels._announce import ConsentAnnouncer
+from satchel.channels._config import (
+    BlueskyConfig,
+    ChannelConfig,
+    DeliveryConfig,
+    DiscordConfig,
+    RateLimitConfig,
+    WebhookConfig,
+)
+from satchel.channels._load import load_channels, parse_channels
+from satchel.channels._router import channel_endpoints, channel_router
+
+__all__ = [
+    "BlueskyConfig",
+    "ChannelConfig",
+    "ConsentAnnouncer",
+    "DeliveryConfig",
+    "DiscordConfig",
+    "RateLimitConfig",
+    "WebhookConfig",
+    "channel_endpoints",
+    "channel_router",
+    "load_channels",
+    "parse_channels",
+]
