@@ -34,3 +34,8 @@ own_searcher = TestModel(
     [call("search", {"query": "Kyoto"}), call("read_note", {"label": "notes"}), "Found."]
 )
 """Calls ``search`` (a user's, with ``--replace search``) and a tool that reads memory."""
+
+memoryless = TestModel(
+    [call("context", {"operation": "list"}), call("read_note", {"label": "notes"}), "Done."]
+)
+"""Tries a built-in (absent with ``--no-memory``), then a user's tool that reads memory."""

@@ -246,3 +246,32 @@ async def test_run_with_channels_offers_and_posts_to_the_configured_discord_chan
     assert post.path == "/api/v10/channels/4242/messages"
     assert post.body["content"] == "Posted."
     assert post.headers["authorization"] == f"Bot {DISCORD_TOKEN}"
+
+
+async def test_run_with_no_memory_offers_no_builtin_but_tools_still_reach_memory(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    async with await SQLiteStore.open(db, embedder=None) as store:
+        await store.create_block("ada", "notes", "Tea at five.")
+    author_tools = HERE.parent / "mcp" / "servers" / "author_tools.py"
+    done = await anyio.to_thread.run_sync(
+        lambda: satchel_run(
+            db,
+            "--model",
+            f"{HERE / 'scripted_models.py'}:memoryless",
+            "--tools",
+            f"{author_tools}:registry",
+            "--no-memory",
+            "--json",
+            "hi",
+        )
+    )
+
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    [context, note] = record["tool_calls"]
+    assert context["error"]["kind"] == "denied"  # not offered: nothing ran
+    assert sorted(context["error"]["details"]["allowed"]) == ["read_note", "search", "stamp_note"]
+    assert note["output"]["value"] == "Tea at five."
+    assert record["reply"] == "Done."

@@ -97,7 +97,8 @@ async def test_replace_search_serves_the_users_search_which_reads_memory_through
         "has_broker": True,
     }
     assert [b["label"] for b in listed["blocks"]] == ["notes"]  # the other built-ins stay
-    assert "bob/trip" in hidden["message"] or "trip" in hidden["message"]
+    assert hidden["kind"] == "failed"  # bob's entry is not shared: not even visible
+    assert "'bob/trip'" in hidden["message"]
 
 
 async def test_a_users_tool_asks_consent_through_ctx_broker_and_the_approvals_cli_answers(
