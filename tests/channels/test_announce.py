@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
@@ -15,7 +16,7 @@ import pytest
 from fake_services import DISCORD_TOKEN, FakeServices, running_services
 from satchel.builtin import Delivery, DiscordEndpoint, MessageRouter, WebhookEndpoint
 from satchel.channels import ConsentAnnouncer
-from satchel.consent import ConsentScope, PermissionBroker, SQLiteApprovalStore
+from satchel.consent import ConsentScope, Decision, PermissionBroker, SQLiteApprovalStore
 from satchel.memory import SQLiteStore
 
 pytestmark = pytest.mark.anyio
@@ -136,13 +137,38 @@ async def test_a_failed_announcement_is_logged_and_the_request_stands(
 async def test_an_announced_request_nobody_answers_still_expires_as_a_refusal(
     store: SQLiteStore, services: FakeServices
 ) -> None:
+    now = [datetime(2026, 11, 25, 12, 0, tzinfo=UTC)]
     announcer = ConsentAnnouncer(router(store, services))
-    async with PermissionBroker(default_timeout=0) as broker:
+    async with PermissionBroker(default_timeout=60, clock=lambda: now[0]) as broker:
         async with announcer.announcing(broker):
             request = await broker.request(scope(), "append", "discord:111", wait=False)
-            await anyio.to_thread.run_sync(services.wait_for, 1, POSTS, 10.0)
+            (post,) = await anyio.to_thread.run_sync(services.wait_for, 1, POSTS, 10.0)
+        now[0] += timedelta(seconds=61)  # nobody answered in time
         answer = await broker.wait(request.id)
 
+    assert "expires 2026-11-25 12:01 UTC; no answer means no" in post.body["content"]
     assert answer.status == "expired"
     assert answer.decision is not None
     assert answer.decision.approved is False
+
+
+async def test_a_request_already_decided_or_expired_is_not_announced(
+    store: SQLiteStore, services: FakeServices
+) -> None:
+    announcer = ConsentAnnouncer(router(store, services))
+    async with PermissionBroker() as broker:
+        decided = await broker.request(scope(), "append", "discord:111", wait=False)
+        await broker.resolve(decided.id, Decision.approve_once(), by="mcp elicitation")
+        skipped = await announcer.announce(decided, broker)
+        other = scope().model_copy(update={"label": "persona"})
+        expired = await broker.request(other, "append", "discord:111", wait=False, timeout=0)
+        lapsed = await announcer.announce(expired, broker)
+        fresh = scope().model_copy(update={"label": "notes"})
+        pending = await broker.request(fresh, "append", "discord:111", wait=False)
+        announced = await announcer.announce(pending, broker)
+
+    assert skipped is None
+    assert lapsed is None
+    assert announced is not None
+    (post,) = services.requests
+    assert pending.id in post.body["content"]

@@ -96,13 +96,22 @@ class ConsentAnnouncer:
             f"Deny: {self.deny_command.format(id=request.id)}"
         )
 
-    async def announce(self, request: ApprovalRequest) -> Receipt | None:
+    async def announce(
+        self, request: ApprovalRequest, broker: PermissionBroker | None = None
+    ) -> Receipt | None:
         """Announce ``request`` on its origin's channel; ``None`` when its origin is not
-        one. A failed delivery is logged, never raised: the request stands either way.
+        one, or (given its ``broker``) when it is no longer pending: a human answered
+        already (by elicitation), or it expired. A failed delivery is logged, never
+        raised: the request stands either way.
         """
         target = self.target_for(request.origin)
         if target is None:
             return None
+        if broker is not None:
+            current = await broker.get(request.id)
+            if current is None or current.status != "pending":
+                return None
+            request = current
         endpoint = self.router.endpoints[target.type]
         message = OutgoingMessage(
             sender=request.agent,
@@ -126,11 +135,12 @@ class ConsentAnnouncer:
 
     @asynccontextmanager
     async def announcing(self, broker: PermissionBroker) -> AsyncGenerator[None]:
-        """While inside, announce every new request ``broker`` files. On exit,
-        announcements under way get a few seconds to finish."""
+        """While inside, announce every new request ``broker`` files that is still
+        pending when its turn comes (one a human already answered, by elicitation, is
+        not). On exit, announcements under way get a few seconds to finish."""
         send, receive = anyio.create_memory_object_stream[ApprovalRequest](_QUEUE)
         async with anyio.create_task_group() as group:
-            group.start_soon(self._drain, receive)
+            group.start_soon(self._drain, receive, broker)
 
             def offer(request: ApprovalRequest) -> None:
                 if self.target_for(request.origin) is None:
@@ -150,10 +160,12 @@ class ConsentAnnouncer:
                 await _close(send)
                 group.cancel_scope.deadline = anyio.current_time() + _DRAIN_SECONDS
 
-    async def _drain(self, receive: ObjectReceiveStream[ApprovalRequest]) -> None:
+    async def _drain(
+        self, receive: ObjectReceiveStream[ApprovalRequest], broker: PermissionBroker
+    ) -> None:
         async with receive:
             async for request in receive:
-                await self.announce(request)
+                await self.announce(request, broker)
 
 
 async def _close(send: ObjectSendStream[ApprovalRequest]) -> None:
