@@ -44,8 +44,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
-from builtin.fake_services import DISCORD_TOKEN, running_services  # the tests' fakes
 from builtin.fuzz_strategies import TOOLS, strategies, with_hook
+from fake_services import DISCORD_TOKEN, running_services  # the tests' fakes
 from satchel.builtin import DiscordEndpoint, MessageRouter, WebhookEndpoint, memory_toolset
 from satchel.memory import BlockKind, Permission, SQLiteStore
 from satchel.tools import ToolContext
