@@ -53,7 +53,7 @@ class AnnIndex:
         exact_below: int = 4_096,
         connectivity: int = 16,
         expansion_add: int = 128,
-        expansion_search: int = 128,
+        expansion_search: int = 64,
     ) -> None:
         self.dim = dim
         self.exact_below = exact_below
@@ -132,7 +132,10 @@ class AnnIndex:
                 return np.zeros(0, np.int64), np.zeros(0, np.float32)
             self._index.expansion_search = max(self.expansion_search, k)
             matches = self._index.search(
-                np.asarray(query, dtype=np.float32), min(k, size), exact=size < self.exact_below
+                np.asarray(query, dtype=np.float32),
+                min(k, size),
+                exact=size < self.exact_below,
+                threads=1,
             )
         keys = np.asarray(matches.keys, dtype=np.uint64).astype(np.int64)
         return keys, (1.0 - np.asarray(matches.distances, dtype=np.float32))
