@@ -19,8 +19,9 @@
   transaction then re-checks that level, so a permission lowered meanwhile is enforced.
 * **:class:`SQLiteStore`** is a gated store on the embedded backend: one file, WAL,
   named migrations, FTS5 BM25 with Porter stemming, float32 vectors in the file and an
-  in-memory vector index (:mod:`satchel.memory._vectors`), one writer connection under
-  a lock plus a pool of readers, all SQLite calls in worker threads.
+  HNSW vector index (:class:`satchel.retrieval.AnnIndex`) saved beside it and kept in
+  step through crashes (:mod:`satchel.memory.sqlite._indexes`), one writer connection
+  under a lock plus a pool of readers, all SQLite calls in worker threads.
 * **Search** turns any text into plain terms (:mod:`satchel.memory._fts`), takes BM25
   and vector candidates within the agent's scope and filters, and fuses them by how
   sure each is: the share of the query's IDF mass an entry contains, plus its cosine,

@@ -3,7 +3,7 @@ touches, and turning two candidate score maps into the final ranking with per-me
 diagnostics.
 
 The store prepares a :class:`SearchRequest`. A backend finds candidates its own way
-(SQLite: FTS5 BM25 and the in-memory :class:`~satchel.memory._vectors.VectorIndex`;
+(SQLite: FTS5 BM25 and the in-memory :class:`~satchel.retrieval.AnnIndex`, saved beside the file;
 PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
 :func:`rank`, reads the chosen rows and turns them into hits with :func:`to_hits`.
 """

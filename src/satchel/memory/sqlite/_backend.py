@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +37,7 @@ from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
 from satchel.memory.sqlite import _agents, _blocks, _records
 from satchel.memory.sqlite._db import Database, Durability
+from satchel.memory.sqlite._indexes import StoredIndexes, index_folder
 from satchel.memory.sqlite._messages import (
     BLOCKS,
     MESSAGES,
@@ -45,7 +47,6 @@ from satchel.memory.sqlite._messages import (
     texts_to_embed,
 )
 from satchel.memory.sqlite._migrations import migrate
-from satchel.memory.sqlite._search_sql import StoredIndexes
 from satchel.memory.sqlite._searcher import run_search
 
 __all__ = ["SQLiteBackend"]
@@ -91,14 +92,21 @@ class SQLiteBackend:
         if model is None or dim is None:
             return
         try:
-            self.vectors_ok = self._db.write(self._claim_model)
+            self.vectors_ok, database_id = self._db.write(self._claim_model)
         except BaseException:
             self._db.close()
             raise
-        self._indexes = StoredIndexes(dim)
+        self._indexes = StoredIndexes(dim, index_folder(self.path), database_id)
+
+    async def save_vector_index(self) -> None:
+        """Save the vector index beside the database now, if it has unsaved changes
+        (it is also saved while searching, after many changes, and on :meth:`close`)."""
+        if self._indexes is not None:
+            await anyio.to_thread.run_sync(self._indexes.save)
 
     async def close(self) -> None:
-        """Close every connection. Idempotent."""
+        """Save the vector index and close every connection. Idempotent."""
+        await self.save_vector_index()
         await anyio.to_thread.run_sync(self._db.close)
 
     def close_now(self) -> None:
@@ -107,16 +115,25 @@ class SQLiteBackend:
 
     # --- plumbing ------------------------------------------------------------------
 
-    def _claim_model(self, conn: sqlite3.Connection) -> bool:
+    def _claim_model(self, conn: sqlite3.Connection) -> tuple[bool, str]:
+        """Whether the file's vectors are this model's, and the database's random id
+        (which ties the saved vector index to this file)."""
         assert self._model is not None
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('vector_index_id', ?)",
+            (uuid.uuid4().hex,),
+        )
+        database_id = str(
+            conn.execute("SELECT value FROM meta WHERE key = 'vector_index_id'").fetchone()[0]
+        )
         row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
         if row is None:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('embedding_model', ?)", (self._model,)
             )
-            return True
+            return True, database_id
         if row[0] == self._model:
-            return True
+            return True, database_id
         logger.warning(
             "the memory database %s holds vectors of %r, not %r: vector search is off "
             "until reembed() runs",
@@ -124,7 +141,7 @@ class SQLiteBackend:
             row[0],
             self._model,
         )
-        return False
+        return False, database_id
 
     async def _read(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
         return await anyio.to_thread.run_sync(self._db.read, function)

@@ -11,12 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from satchel.memory._fts import fts5_match
 from satchel.memory._fusion import term_coverage
 from satchel.memory._models import SearchFilters
-from satchel.memory._vectors import VectorIndex
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders, to_us
@@ -24,7 +21,6 @@ from satchel.memory.sqlite._rows import placeholders, to_us
 __all__ = [
     "BM25_BUDGET",
     "Bm25Query",
-    "StoredIndexes",
     "bm25_candidates",
     "bm25_query",
     "filter_clause",
@@ -367,53 +363,3 @@ def shared_block_pks(conn: sqlite3.Connection, me: int) -> list[int]:
     """Blocks shared with agent id ``me``."""
     rows = conn.execute("SELECT block_pk FROM shares WHERE agent_id = ?", (me,)).fetchall()
     return [int(row[0]) for row in rows]
-
-
-class StoredIndexes:
-    """One :class:`VectorIndex` per domain, kept in step with the ``embeddings`` table.
-
-    :meth:`sync` applies, in one read snapshot, the vector removals and then the
-    additions logged since the last sync. Removals go first: the table holds only
-    current vectors, so whatever it still has after a removal is newer than it.
-    """
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self.indexes = {BLOCKS: VectorIndex(dim), MESSAGES: VectorIndex(dim)}
-        self._added = 0
-        self._removed = 0
-        self._lock = threading.Lock()
-
-    def sync(self, conn: sqlite3.Connection) -> None:
-        """Catch up with the database (``conn`` is inside a read transaction)."""
-        with self._lock:
-            removed = conn.execute(
-                "SELECT seq, domain, item FROM embedding_deletes WHERE seq > ? ORDER BY seq",
-                (self._removed,),
-            ).fetchall()
-            for domain in (BLOCKS, MESSAGES):
-                items = [int(item) for _, d, item in removed if d == domain]
-                if items:
-                    self.indexes[domain].remove(np.asarray(items, dtype=np.int64))
-            if removed:
-                self._removed = int(removed[-1][0])
-            size = self.dim * 4
-            while True:
-                rows = conn.execute(
-                    "SELECT seq, domain, item, agent_id, vec FROM embeddings WHERE seq > ? "
-                    "ORDER BY seq LIMIT 65536",
-                    (self._added,),
-                ).fetchall()
-                if not rows:
-                    return
-                self._added = int(rows[-1][0])
-                for domain in (BLOCKS, MESSAGES):
-                    chosen = [row for row in rows if row[1] == domain and len(row[4]) == size]
-                    if not chosen:
-                        continue
-                    vectors = np.frombuffer(b"".join(row[4] for row in chosen), dtype=np.float32)
-                    self.indexes[domain].add(
-                        np.fromiter((row[2] for row in chosen), np.int64, len(chosen)),
-                        vectors.reshape(len(chosen), self.dim),
-                        np.fromiter((row[3] for row in chosen), np.int32, len(chosen)),
-                    )

@@ -1,11 +1,13 @@
 """The blocking half of :meth:`SQLiteStore.search`: candidates, fusion, hydration.
 
-Vector candidates with filters: the index is asked for more rows than needed
-(``candidates + 32`` without filters, to absorb the few core and working blocks;
-``4 x candidates + 64`` with filters), owner-filtered inside the scan; the rest of the
-filters are applied in SQL, and if too few survive while more may exist, the search
-falls back to scoring every row that passes the filters exactly (a pre-filter). So a
-filtered vector search is never wrong, only slower when the filter is very selective.
+Vector candidates with filters: the index (one per domain, shared by every agent in
+the file) is asked for more rows than needed (``candidates + 32`` without filters, to
+absorb the few core and working blocks; ``4 x candidates + 64`` with filters); the
+owner and the other filters are applied in SQL, which also drops any row deleted since.
+If too few survive while more may exist, the index is asked once more for 8 times as
+many, and if still too few survive, every row that passes the filters is scored exactly
+(a pre-filter: an agent owning a small share of a large file). So a filtered vector
+search is never wrong, only slower when the filter is very selective.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy.typing as npt
 
 from satchel.memory._models import SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
+from satchel.memory.sqlite._indexes import StoredIndexes
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import (
     BLOCK_FROM,
@@ -28,7 +31,6 @@ from satchel.memory.sqlite._rows import (
     placeholders,
 )
 from satchel.memory.sqlite._search_sql import (
-    StoredIndexes,
     bm25_candidates,
     bm25_query,
     filter_clause,
@@ -57,15 +59,20 @@ def _vector_candidates(
 ) -> dict[int, float]:
     index = indexes.indexes[domain]
     fetch = 4 * n + 64 if narrowing else n + 32
-    ids, scores = index.search(query, fetch, owner=me)
-    found = dict(zip(ids.tolist(), scores.tolist(), strict=True))
-    if domain == BLOCKS:
-        shared = shared_block_pks(conn, me)
+    shared = shared_block_pks(conn, me) if domain == BLOCKS else []
+    ids = np.zeros(0, np.int64)
+    passing: list[tuple[int, float]] = []
+    for attempt in range(2):
+        ids, scores = index.search(query, fetch)
+        found: dict[int, float] = dict(zip(ids.tolist(), scores.tolist(), strict=True))
         if shared:
             extra_ids, extra_scores = index.scores_for(query, np.asarray(shared, np.int64))
             found.update(zip(extra_ids.tolist(), extra_scores.tolist(), strict=True))
-    keep = keep_matching(conn, domain, list(found), where, params)
-    passing = sorted(((pk, s) for pk, s in found.items() if pk in keep), key=lambda x: -x[1])
+        keep = keep_matching(conn, domain, list(found), where, params)
+        passing = sorted(((pk, s) for pk, s in found.items() if pk in keep), key=lambda x: -x[1])
+        if len(passing) >= n or len(ids) < fetch or attempt:
+            break
+        fetch *= 8
     if len(passing) < n and len(ids) >= fetch:
         # Too selective for over-fetching: score every passing row exactly.
         allowed = np.asarray(matching_ids(conn, domain, where, params), dtype=np.int64)
