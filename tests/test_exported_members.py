@@ -13,6 +13,7 @@ PACKAGES = [
     "satchel",
     "satchel.agent",
     "satchel.builtin",
+    "satchel.compose",
     "satchel.consent",
     "satchel.embed",
     "satchel.mcp",

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 import anyio
 
 from satchel._errors import SatchelUsageError
+from satchel.registry._versions import VersionedTool, split_version, version_alias, version_key
 from satchel.schema import DIALECTS, Dialect, tool_definition
 from satchel.tools import (
     ArgumentsError,
@@ -36,8 +37,6 @@ from satchel.tools import (
     decode_arguments,
     result_from_exception,
 )
-
-from satchel.registry._versions import VersionedTool, split_version, version_alias, version_key
 
 __all__ = ["Mount", "RegistryEvent", "ToolRegistry"]
 
