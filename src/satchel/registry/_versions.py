@@ -83,7 +83,7 @@ class VersionedTool(BaseTool):
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the tool; a deprecated version's result carries the notice."""
         result = await self.inner.call(args, ctx)
-        if self._notice is None:
+        if self._notice is None or (result.notice and self._notice in result.notice):
             return result
         notice = f"{result.notice} {self._notice}" if result.notice else self._notice
         return dc_replace(result, notice=notice)

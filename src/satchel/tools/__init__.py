@@ -4,13 +4,20 @@ from satchel.tools._arguments import ArgumentsError, decode_arguments, validate_
 from satchel.tools._base import BaseTool, ToolLookup, result_from_exception
 from satchel.tools._context import HumanAsker, ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
-from satchel.tools._metadata import ToolMetadata, ToolOptions, build_spec, check_version
+from satchel.tools._metadata import (
+    VERSION_PATTERN,
+    ToolMetadata,
+    ToolOptions,
+    build_spec,
+    check_version,
+)
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
 from satchel.tools._typed import Tool, build_plan, check_name
 
 __all__ = [
+    "VERSION_PATTERN",
     "ArgumentsError",
     "BaseTool",
     "ErrorInfo",
