@@ -298,6 +298,9 @@ def _output(
     required: list[str] = []
     for field in output:
         givers = planner.given.get(field)
+        if not givers and planner.open:
+            props[field] = {}  # an open output may give it
+            continue
         if not givers:
             raise _error(
                 planner.chain,
