@@ -83,7 +83,8 @@ def test_a_type_that_cannot_flow_fails_at_registration_naming_step_and_field() -
         registry.register(bad)
     assert caught.value.details["step"] == "classify"
     assert caught.value.details["field"] == "text"
-    assert "integer" in caught.value.message and "string" in caught.value.message
+    assert "integer" in caught.value.message
+    assert "string" in caught.value.message
     assert "bad" not in registry
 
 
@@ -182,7 +183,7 @@ async def test_a_failing_step_stops_the_chain_and_carries_its_error_kind() -> No
             "flaky",
             "escalate",
             description="Stops at flaky.",
-        )  # fmt: skip
+        )
     )
     result = await registry.call("c", {"ticket_id": 1})
     assert result.error is not None
@@ -214,7 +215,7 @@ async def test_on_error_skip_goes_on_and_a_fallback_stands_in() -> None:
             step("broken", map={"text": "body"}, on_error="skip"),
             step("classify", map={"text": "body"}),
             description="Skips broken.",
-        )  # fmt: skip
+        )
     )
     registry.register(
         chain(
@@ -222,7 +223,7 @@ async def test_on_error_skip_goes_on_and_a_fallback_stands_in() -> None:
             "fetch_ticket",
             step("broken", map={"text": "body"}, on_error=Fallback("backup")),
             description="Falls back.",
-        )  # fmt: skip
+        )
     )
     skipped = await registry.call("skipping", {"ticket_id": 1})
     fell = await registry.call("falling", {"ticket_id": 1})
@@ -239,7 +240,7 @@ async def test_a_python_predicate_is_a_condition_too() -> None:
             step("classify", map={"text": "body"}),
             step("escalate", when=lambda data: data["priority"] > 10),
             description="Escalates high numbers.",
-        )  # fmt: skip
+        )
     )
     low = await registry.call("c", {"ticket_id": 3})
     high = await registry.call("c", {"ticket_id": 11})
@@ -255,7 +256,7 @@ async def test_a_condition_that_cannot_be_evaluated_is_a_failed_step() -> None:
             "fetch_ticket",
             step("classify", map={"text": "body"}, when="abs(body) > `1`"),
             description="abs() of text.",
-        )  # fmt: skip
+        )
     )
     result = await registry.call("c", {"ticket_id": 3})
     assert result.error is not None
@@ -290,7 +291,7 @@ async def test_fan_out_runs_each_item_bounded_and_collects_each_field() -> None:
             step("double", over="n", limit=3),
             "total",
             description="Double each number, then add them.",
-        )  # fmt: skip
+        )
     )
     spec = registry.get("sum_doubles")
     assert spec is not None
@@ -335,7 +336,7 @@ async def test_independent_steps_of_a_concurrent_chain_run_at_once() -> None:
             description="Both at once.",
             concurrent=True,
             output=["left", "right"],
-        )  # fmt: skip
+        )
     )
     with anyio.fail_after(10):  # run one after the other, each would wait forever
         result = await registry.call("both", {"x": "a", "y": "b"})
@@ -360,15 +361,17 @@ async def test_a_destructive_step_makes_the_chain_need_approval_bound_to_its_arg
     async with PermissionBroker() as broker:
         gated = with_approval(registry, broker)
         first = await gated.call("close", {"ticket_id": 5})
-        assert first.error is not None and first.error.kind == "needs_approval"
+        assert first.error is not None
+        assert first.error.kind == "needs_approval"
         assert first.error.details["tool"] == "close"
         assert first.error.details["arguments"] == {"ticket_id": 5}
         approval = str(first.error.details["approval_id"])
         await broker.resolve(approval, Decision.approve_once(), by="ops")
         other = await gated.call("close", {"ticket_id": 6}, ToolContext(approval_id=approval))
         ran = await gated.call("close", {"ticket_id": 5}, ToolContext(approval_id=approval))
-    assert other.error is not None and other.error.kind == "denied"
-    assert ran.ok and ran.output == {"result": "deleted"}
+    assert other.error is not None
+    assert other.error.kind == "denied"
+    assert ran.output == {"result": "deleted"}
     assert deleted == [5]
 
 
@@ -387,12 +390,13 @@ async def test_a_chain_can_choose_its_output_fields() -> None:
             step("classify", map={"text": "body"}),
             output=["body", "label"],
             description="Body and label.",
-        )  # fmt: skip
+        )
     )
     result = await registry.call("c", {"ticket_id": 2})
     assert result.output == {"body": "please change my email", "label": "normal"}
     spec = registry.get("c")
-    assert spec is not None and spec.spec.output_schema is not None
+    assert spec is not None
+    assert spec.spec.output_schema is not None
     assert spec.spec.output_schema["required"] == ["body", "label"]
 
 

@@ -77,9 +77,12 @@ def test_a_chain_round_trips_through_its_config_form() -> None:
 
 def test_a_python_predicate_has_no_config_form() -> None:
     made = chain(
-        "c", "fetch_ticket", step("classify", map={"text": "body"}, when=lambda d: True),
-        description="Predicate.", registry=support_registry(),
-    )  # fmt: skip
+        "c",
+        "fetch_ticket",
+        step("classify", map={"text": "body"}, when=lambda d: True),
+        description="Predicate.",
+        registry=support_registry(),
+    )
     with pytest.raises(SatchelUsageError, match="JMESPath"):
         made.to_config()
 

@@ -517,7 +517,7 @@ class ToolRegistry:
             args: The arguments: a dict, a JSON object as text, or ``None``.
             ctx: The caller's context (defaults to the registry's).
         """
-        tool = self._tools.get(name)
+        tool = self._tools.get(name) or self.get(name)
         if tool is None:
             return self._unknown(name)
         if type(args) is not dict:
