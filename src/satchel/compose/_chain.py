@@ -150,6 +150,8 @@ class ChainTool(BaseTool):
             memory_gated=plan.memory_gated,
         )
         self._validator = jsonschema.Draft202012Validator(self._spec.input_schema)
+        self._required = frozenset(plan.input_schema["required"])
+        self._known = frozenset(plan.input_schema["properties"])
         self._plan = plan
 
     @property
@@ -207,8 +209,10 @@ class ChainTool(BaseTool):
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Check the arguments, then run the steps (see :func:`chain`)."""
         plan = self.plan
-        problems = list(self._validator.iter_errors(args))  # pyright: ignore[reportUnknownMemberType]
-        if problems:
+        if not self._required <= args.keys() or not args.keys() <= self._known:
+            # Only the names are checked here: each step validates its own values,
+            # and a wrong one fails that step with invalid_arguments.
+            problems = list(self._validator.iter_errors(args))  # pyright: ignore[reportUnknownMemberType]
             return self._invalid(problems)
         run = _Run(args)
         for wave in plan.waves:
@@ -302,15 +306,15 @@ class ChainTool(BaseTool):
             )
         values = cast(list[Any], items)
         results: list[ToolResult | None] = [None] * len(values)
-        limiter = anyio.CapacityLimiter(ps.limit)
+        queue = iter(range(len(values)))
 
-        async def one(i: int) -> None:
-            async with limiter:
+        async def worker() -> None:  # `limit` workers take the items in turn
+            for i in queue:
                 results[i] = await _call(ps.tool, {**args, over: values[i]}, ctx)
 
         async with anyio.create_task_group() as group:
-            for i in range(len(values)):
-                group.start_soon(one, i)
+            for _ in range(min(ps.limit, len(values))):
+                group.start_soon(worker)
         done = cast(list[ToolResult], results)
         for i, result in enumerate(done):
             if result.error is not None:
