@@ -91,3 +91,17 @@ async def test_a_mount_keeps_the_served_version_and_the_notice(tmp_path: Path) -
     assert versions == ["2"]
     assert latest.output == {"result": 3.048}
     assert chained.output == {"escalated": "ticket 1 (urgent)"}
+
+
+async def test_serve_refuses_a_chain_that_does_not_check_in_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(LABEL_TOML.replace('"fetch_ticket.body"', '"fetch_ticket.priority"'))
+    args = satchel_args(
+        "--tools", CHAIN_TOOLS, "--chains", str(bad), "--db", str(tmp_path / "m.db")
+    )
+    with anyio.fail_after(STARTUP):
+        done = await anyio.run_process(args, check=False, input=b"")
+    message = done.stderr.decode()
+    assert done.returncode == 2
+    assert "Chain 'ticket_label': step 'classify', field 'text'" in message
+    assert "Traceback" not in message

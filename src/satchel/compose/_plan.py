@@ -141,7 +141,7 @@ class _Planner:
         for giver in givers:
             problem = misfit(giver.schema, want)
             if problem:
-                raise self.fail(sid, param, f"step {giver.step!r} gives {ref!r}, which {problem}.")
+                raise self.fail(sid, param, f"{ref!r} from step {giver.step!r} {problem}.")
         found = tuple(Source(g.step, ref) for g in givers)
         if not givers or all(g.optional for g in givers):
             self.take_input(sid, ref, want, required and not givers)
