@@ -20,8 +20,9 @@ from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 import anyio
 
 from satchel._errors import SatchelUsageError
+from satchel.registry._schemas import definitions
 from satchel.registry._versions import VersionedTool, split_version, version_alias, version_key
-from satchel.schema import DIALECTS, Dialect, tool_definition
+from satchel.schema import DIALECTS, Dialect
 from satchel.tools import (
     ArgumentsError,
     BaseTool,
@@ -97,17 +98,6 @@ class RegistryEvent:
 
     kind: Literal["added", "replaced", "removed"]
     name: str
-
-
-def _spec_annotations(spec: ToolSpec) -> dict[str, bool | None]:
-    """The tool-level hints, taking every operation of a multi-operation tool into
-    account (destructive if any operation is, read-only only if all are)."""
-    hints: dict[str, bool | None] = spec.annotations.model_dump()
-    if spec.operations:
-        if spec.is_destructive():
-            hints["destructive"] = True
-        hints["read_only"] = True if not spec.is_write else (hints["read_only"] and None)
-    return hints
 
 
 class ToolRegistry:
@@ -438,55 +428,9 @@ class ToolRegistry:
                     f"Unknown schema dialect {dialect!r}; choose one of {', '.join(DIALECTS)}.",
                     details={"dialect": repr(dialect)},
                 )
-            cached = []
-            for s in self._listed(versions):
-                definition = self._definition(s, dialect, versions)
-                if definition is not None:
-                    cached.append(definition)
+            cached = definitions(self._tools, self._versions, dialect, versions)
             cache[(dialect, versions)] = cached
         return cached
-
-    def _listed(self, versions: Literal["default", "all"]) -> list[ToolSpec]:
-        specs = self.specs()
-        if versions == "default" or not self._versions:
-            return specs
-        out: list[ToolSpec] = []
-        for spec in specs:
-            out.append(spec)
-            others = self._versions.get(spec.name, {})
-            out += [t.spec for v, t in others.items() if v != spec.version]
-        return out
-
-    def _definition(self, s: ToolSpec, dialect: Dialect, versions: str) -> dict[str, Any] | None:
-        default = self._tools.get(s.name)
-        listed = s.name
-        description = s.description
-        if default is not None and s.version is not None and default.spec.version != s.version:
-            listed = version_alias(s.name, s.version)
-            description = f"(Version {s.version} of {s.name}.) {description}"
-        if s.deprecated:
-            description = f"(Deprecated: {s.deprecated}) {description}"
-        try:
-            definition = tool_definition(
-                listed,
-                description,
-                s.input_schema,
-                dialect,
-                output_schema=s.output_schema,
-                annotations=_spec_annotations(s),
-            )
-        except SatchelUsageError as exc:
-            logger.warning("the tool %r is left out of the %s schemas: %s", listed, dialect, exc)
-            return None
-        if dialect == "mcp" and s.version is not None:
-            meta: dict[str, Any] = {
-                "satchel/version": s.version,
-                "satchel/versions": list(self._versions.get(s.name, {})),
-            }
-            if s.deprecated:
-                meta["satchel/deprecated"] = s.deprecated
-            definition["_meta"] = meta
-        return definition
 
     def usage_rules(self) -> str:
         """``## Tool Usage Rules`` and one ``- name: rule`` line per tool that has a
