@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from satchel import MetaTools, SatchelUsageError, ToolRegistry, prefixed, tool
+from satchel import MetaTools, SatchelUsageError, ToolRegistry, chain, prefixed, tool
+from satchel.registry import merged
 from satchel.schema import check_definition
 
 pytestmark = pytest.mark.anyio
@@ -125,3 +126,26 @@ async def test_the_meta_tools_show_which_version_they_found() -> None:
     assert schema.output["deprecated"] == "use convert@2, which returns metres"
     assert ran.output == 24
     assert ran.notice is not None
+
+
+async def test_register_can_deprecate_and_a_chain_can_call_a_pinned_version() -> None:
+    @tool(name="convert")
+    def convert_v3(feet: float) -> float:
+        """Convert feet to centimetres."""
+        return feet * 30.48
+
+    registry = ToolRegistry([convert_v2])
+    registry.register(convert_v3, version="3", deprecated="centimetres confuse people")
+    registry.register(chain("metres", "convert@2", description="Feet to metres, version 2."))
+    latest = await registry.call("convert", {"feet": 1})
+    chained = await registry.call("metres", {"feet": 10})
+    assert latest.notice == "convert@3 is deprecated: centimetres confuse people"
+    assert chained.output == {"result": 3.048}
+    assert chained.notice is None
+
+
+async def test_a_merged_registry_shows_every_version_of_its_sources() -> None:
+    catalog = merged(_registry(), ToolRegistry())
+    assert list(catalog.versions("convert")) == ["1", "2"]
+    older = await catalog.call("convert@1", {"feet": 1})
+    assert older.output == 12
