@@ -7,6 +7,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from satchel import (
@@ -418,3 +420,49 @@ def test_requires_names_are_checked_when_registered() -> None:
     registry.register(login)
     assert registry.register(fetch_private).spec.requires == ("login",)
     assert "call only after login" in registry.usage_rules()
+
+
+FIELDS = st.sampled_from(
+    [
+        "text",
+        "body",
+        "priority",
+        "label",
+        "ticket_id",
+        "fetch_ticket.body",
+        "input.text",
+        "classify.label",
+        "nope",
+        "escalate.escalated",
+        "",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["text", "label", "ticket_id", "other"]), FIELDS, max_size=3),
+    st.one_of(st.none(), st.text(max_size=20), st.sampled_from(["label == 'x'", "priority"])),
+)
+def test_any_chain_definition_registers_or_names_what_is_wrong(
+    mapping: dict[str, str], when: str | None
+) -> None:
+    registry = support_registry()
+    problem: SatchelUsageError | None = None
+    try:
+        registry.register(
+            chain(
+                "fuzzed",
+                "fetch_ticket",
+                step("classify", map={k: v for k, v in mapping.items() if k == "text"}),
+                step("escalate", map={k: v for k, v in mapping.items() if k != "text"}, when=when),
+                description="Fuzzed.",
+            )
+        )
+    except SatchelUsageError as exc:
+        problem = exc
+    if problem is None:
+        assert "fuzzed" in registry
+    else:
+        assert "fuzzed" not in registry
+        assert problem.message
