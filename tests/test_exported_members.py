@@ -14,6 +14,7 @@ PACKAGES = [
     "satchel.agent",
     "satchel.builtin",
     "satchel.channels",
+    "satchel.compose",
     "satchel.consent",
     "satchel.embed",
     "satchel.mcp",

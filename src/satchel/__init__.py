@@ -28,6 +28,7 @@ from satchel._errors import (
     VersionConflictError,
 )
 from satchel.agent import Agent
+from satchel.compose import chain, step
 from satchel.consent import PermissionBroker, SQLiteApprovalStore
 from satchel.memory import MemoryStore, SQLiteStore
 from satchel.meta import MetaTools
@@ -99,8 +100,10 @@ __all__ = [
     "VersionConflictError",
     "WrapperTool",
     "__version__",
+    "chain",
     "filtered",
     "prefixed",
+    "step",
     "tool",
     "with_logging",
     "with_rate_limit",

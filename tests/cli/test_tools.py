@@ -300,3 +300,15 @@ def test_the_installed_console_script_exits_2_with_one_line_for_bad_json() -> No
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1
     assert bad.stderr.startswith("Error: Invalid value for 'ARGS_JSON': not valid JSON")
+
+
+def test_tools_call_reaches_an_older_version_and_prints_its_notice() -> None:
+    tools = f"{Path(__file__).parent.parent / 'mcp' / 'servers' / 'chain_tools.py'}:registry"
+    older = run("tools", "call", "convert@1", '{"feet": 2}', "--tools", tools)
+    latest = run("tools", "call", "convert", '{"feet": 2}', "--tools", tools)
+
+    assert older.exit_code == 0, older.output
+    assert older.stdout.strip() == "24.0"
+    assert "Notice: convert@1 is deprecated: use convert@2" in older.stderr
+    assert latest.stdout.strip() == "0.6096"
+    assert "Notice" not in latest.stderr

@@ -187,7 +187,8 @@ class Agent:
             )
         run = RunResult(agent=self.name, conversation_id=paused.conversation_id)
         history = await self._history(paused.conversation_id)
-        state = TurnState(calls=[c.name for c, r in paused.tool_calls if r.ok])
+        done = [c.name.partition("@")[0] for c, r in paused.tool_calls if r.ok]
+        state = TurnState(calls=list(done), succeeded=list(done))
         held = [
             (call, str(result.error.details.get("approval_id", "")))
             for call, result in paused.tool_calls
@@ -274,9 +275,14 @@ class Agent:
         approvals: dict[str, str] | None = None,
     ) -> AsyncIterator[RunEvent]:
         for call in calls:
-            permitted = call.name in allowed
+            found = self.tools.get(call.name)
+            name = found.spec.name if found is not None else call.name  # `tool@1` is `tool`
+            permitted = name in allowed
             yield ToolCallEvent(call, permitted)
-            if permitted:
+            unmet = state.unmet(found.spec.requires) if permitted and found is not None else []
+            if unmet:
+                result = _unmet(name, unmet)
+            elif permitted:
                 origin = f"agent:{self.name}"
                 ctx = ToolContext(
                     agent=self.name,
@@ -291,9 +297,10 @@ class Agent:
                     broker=self.broker,
                 )
                 result = await self.tools.call(call.name, call.arguments, ctx)
-                state.calls.append(call.name)
+                state.calls.append(name)
                 if result.ok:
                     state.last_output = result.output
+                    state.succeeded.append(name)
             else:
                 result = _refused(call.name, allowed)
             run.tool_calls.append((call, result))
@@ -486,6 +493,19 @@ def _refused(tool: str, allowed: Sequence[str]) -> ToolResult:
             "denied",
             f"The tool rules do not allow {tool} now; nothing ran. You may call: {choice}.",
             {"allowed": list(allowed)},
+        ),
+    )
+
+
+def _unmet(tool: str, unmet: Sequence[str]) -> ToolResult:
+    names = ", ".join(unmet)
+    return ToolResult(
+        tool,
+        error=ErrorInfo(
+            "denied",
+            f"{tool} requires {names} to have run successfully earlier in this turn; "
+            f"nothing ran. Call {names} first, then {tool}.",
+            {"requires": list(unmet)},
         ),
     )
 

@@ -84,6 +84,7 @@ from satchel.cli._serve_toolkit import (
     toolkit_config,
 )
 from satchel.cli._store import resolve_db_location
+from satchel.compose import load_chains
 from satchel.consent import ApprovalPolicy, PermissionBroker
 from satchel.memory import (
     DEFAULT_GLOBAL_LABELS,
@@ -127,6 +128,8 @@ class ServeOptions:
     """What ``satchel serve`` was asked to serve."""
 
     tools: tuple[str, ...] = ()
+    chains: tuple[Path, ...] = ()
+    """Config files of chains (``--chains``), registered over every tool served."""
     lazy: bool = False
     pins: tuple[str, ...] = ()
     agent: str = "default"
@@ -243,7 +246,10 @@ def build_catalog(
                     "serve one of them, or rename a tool."
                 )
             origin[name] = label
-    return merged(*(registry for _, registry in sources))
+    catalog = merged(*(registry for _, registry in sources))
+    for path in options.chains:
+        load_chains(path, catalog)
+    return catalog
 
 
 def _meta_tools(
@@ -527,6 +533,14 @@ def serve(
             help="A ToolRegistry to serve (or a function returning one); repeatable.",
         ),
     ] = None,
+    chains: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--chains",
+            metavar="FILE",
+            help="Chains of the served tools from a TOML, YAML or JSON file; repeatable.",
+        ),
+    ] = None,
     lazy: Annotated[
         bool,
         typer.Option("--lazy", help="Serve only the three meta-tools (plus --pin tools)."),
@@ -665,6 +679,7 @@ def serve(
     replaced = check_replace(replace or (), no_memory=no_memory, tools=tools or ())
     options = ServeOptions(
         tools=tuple(tools or ()),
+        chains=tuple(chains or ()),
         lazy=lazy,
         pins=tuple(pin or ()),
         agent=agent,

@@ -153,6 +153,8 @@ def _print_result(result: ToolResult) -> None:
         typer.echo(result.output)
     else:
         echo_json(result.to_dict()["output"])
+    if result.notice:
+        typer.secho(f"Notice: {result.notice}", fg=typer.colors.YELLOW, err=True)
     if result.coerced:
         typer.echo(f"(decoded JSON text in: {', '.join(result.coerced)})", err=True)
 
@@ -171,7 +173,8 @@ def call(
 ) -> None:
     """Call a tool and print its result. Exits 1 when the result is an error."""
     registry = load_registry(tools)
-    _find(registry, name, tools)
+    if registry.get(name) is None:  # `name@1` calls an older version
+        _find(registry, name, tools)
     arguments = _arguments(args_json)
     result = registry.call_sync(name, arguments, ToolContext(origin="cli"))
     if as_json:

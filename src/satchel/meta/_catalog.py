@@ -68,6 +68,8 @@ class CatalogEntry(BaseModel):
             through ``invoke_tool`` (under the served
             :class:`~satchel.consent.ApprovalPolicy`; never for memory tools). Not a
             row column: ``discover_tools`` names such tools once, beside the rows.
+        version: The version found, for a tool registered in several versions (not a
+            row column either: ``discover_tools`` lists them beside the rows).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -79,6 +81,7 @@ class CatalogEntry(BaseModel):
     is_write: bool
     destructive: bool
     needs_approval: bool = False
+    version: str | None = None
 
     @classmethod
     def from_spec(
@@ -99,6 +102,7 @@ class CatalogEntry(BaseModel):
             is_write=spec.is_write,
             destructive=spec.is_destructive(),
             needs_approval=held,
+            version=spec.version,
         )
 
     def row(self) -> list[Any]:

@@ -62,7 +62,8 @@ class Discovery(BaseModel):
     def for_model(self) -> dict[str, Any]:
         """The compact form a model reads: one row per tool under ``columns`` (and
         ``needs_approval``: the names of those whose calls, or some of them, wait for a
-        human's approval), or the category counts."""
+        human's approval; ``versions``: the version found of each versioned tool), or
+        the category counts."""
         if self.categories is not None:
             out: dict[str, Any] = {"total": self.total, "categories": self.categories}
             if self.actions:
@@ -74,6 +75,9 @@ class Discovery(BaseModel):
         held = [e.name for e in self.tools if e.needs_approval]
         if held:
             out["needs_approval"] = held
+        versions = {e.name: e.version for e in self.tools if e.version is not None}
+        if versions:
+            out["versions"] = versions
         if not rows:
             out["next"] = "Nothing matched; try other words or no filters."
         elif not self.ranked and self.total > len(rows):
@@ -234,6 +238,11 @@ class MetaTools:
         )
         if spec.usage_rule:
             definition["usage_rule"] = spec.usage_rule
+        if spec.version is not None:
+            definition["version"] = spec.version
+            definition["versions"] = list(self.source.versions(spec.name))
+        if spec.deprecated:
+            definition["deprecated"] = spec.deprecated
         return definition
 
     async def invoke(

@@ -20,7 +20,9 @@ from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 import anyio
 
 from satchel._errors import SatchelUsageError
-from satchel.schema import DIALECTS, Dialect, tool_definition
+from satchel.registry._schemas import definitions
+from satchel.registry._versions import VersionedTool, split_version, version_alias, version_key
+from satchel.schema import DIALECTS, Dialect
 from satchel.tools import (
     ArgumentsError,
     BaseTool,
@@ -32,6 +34,7 @@ from satchel.tools import (
     ToolOptions,
     ToolResult,
     ToolSpec,
+    check_version,
     decode_arguments,
     result_from_exception,
 )
@@ -97,17 +100,6 @@ class RegistryEvent:
     name: str
 
 
-def _spec_annotations(spec: ToolSpec) -> dict[str, bool | None]:
-    """The tool-level hints, taking every operation of a multi-operation tool into
-    account (destructive if any operation is, read-only only if all are)."""
-    hints: dict[str, bool | None] = spec.annotations.model_dump()
-    if spec.operations:
-        if spec.is_destructive():
-            hints["destructive"] = True
-        hints["read_only"] = True if not spec.is_write else (hints["read_only"] and None)
-    return hints
-
-
 class ToolRegistry:
     """A set of tools with unique names, safe to use from many threads and tasks.
 
@@ -131,37 +123,102 @@ class ToolRegistry:
         self._lock = threading.RLock()
         self._tools: dict[str, BaseTool] = {}
         self._listeners: list[Callable[[RegistryEvent], None]] = []
-        self._schema_cache: dict[str, list[dict[str, Any]]] = {}
+        self._versions: dict[str, dict[str, BaseTool]] = {}  # name -> version -> tool
+        self._pins: dict[str, str] = {}  # name -> the version the bare name calls
+        self._lookup: ToolRegistry = self  # where bound tools and `requires` look
+        self._schema_cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.context = context or _DEFAULT_CONTEXT
         for item in tools:
             self.register(item)
 
     # -- changes ---------------------------------------------------------------
 
-    def register(self, tool: BaseTool | Callable[..., Any], *, replace: bool = False) -> BaseTool:
+    def register(
+        self,
+        tool: BaseTool | Callable[..., Any],
+        *,
+        replace: bool = False,
+        version: str | None = None,
+        deprecated: str | None = None,
+        default: bool = False,
+    ) -> BaseTool:
         """Add a tool (a :class:`BaseTool`, or a plain function, which becomes a
         :class:`FunctionTool`).
 
-        Its schemas are generated and checked now, so a bad tool fails here.
+        Its schemas are generated and checked now, so a bad tool fails here. A tool
+        with a version (its own ``version`` option, or ``version=`` here) joins the
+        other versions of its name: the bare name calls the latest (or the one
+        registered with ``default=True``), ``name@version`` calls that one.
+
+        Args:
+            tool: The tool.
+            replace: Replace a tool (or that version) registered under the name.
+            version: Register the tool as this version of its name.
+            deprecated: Mark this version deprecated; its results carry the message.
+            default: Pin this version as the one the bare name calls.
 
         Raises:
-            SatchelUsageError: the name is taken (and ``replace`` is false), invalid, or
-                the tool's schema cannot be served.
+            SatchelUsageError: the name (or that version) is taken and ``replace`` is
+                false; the name, version or schema is invalid; a tool it ``requires``
+                is not registered; or (a chain) its steps do not fit together.
         """
-        item = self._coerce(tool)
-        name = item.spec.name  # builds and checks the spec outside the lock
+        item = self._coerce(tool).bind(self._lookup)
+        if version is not None or deprecated is not None:
+            item = VersionedTool(item, version=check_version(version), deprecated=deprecated)
+        elif item.spec.deprecated and not isinstance(item, VersionedTool):
+            item = VersionedTool(item)
+        spec = item.spec  # builds and checks the spec outside the lock
+        name, ver = spec.name, spec.version
+        if default and ver is None:
+            raise SatchelUsageError(f"default=True needs a version for the tool {name!r}.")
+        self._check_requires(spec)
         with self._lock:
             exists = name in self._tools
-            if exists and not replace:
+            held = self._versions.get(name, {})
+            if exists and not replace and (ver is None or not held or ver in held):
+                what = f"Version {ver!r} of the tool {name!r}" if ver in held else None
                 raise SatchelUsageError(
-                    f"A tool named {name!r} is already registered. Pass replace=True to "
-                    "replace it, or register it under a prefix with satchel.prefixed()."
+                    f"{what or f'A tool named {name!r}'} is already registered. Pass "
+                    "replace=True to replace it, register another version, or register it "
+                    "under a prefix with satchel.prefixed()."
                 )
+            versions = dict(self._versions)
+            pins = dict(self._pins)
+            if ver is None:
+                versions.pop(name, None)
+                pins.pop(name, None)
+                chosen = item
+            else:
+                entry = dict(held) if held else {}
+                entry[ver] = item
+                versions[name] = dict(sorted(entry.items(), key=lambda kv: version_key(kv[0])))
+                if default:
+                    pins[name] = ver
+                chosen = self._default_of(versions[name], pins.get(name))
             table = dict(self._tools)
-            table[name] = item
-            self._commit(table)
+            table[name] = chosen
+            self._pins = pins
+            self._commit(table, versions)
         self._emit(RegistryEvent("replaced" if exists else "added", name))
         return item
+
+    def _check_requires(self, spec: ToolSpec) -> None:
+        for required in spec.requires:
+            if split_version(required)[0] == spec.name:
+                raise SatchelUsageError(f"The tool {spec.name!r} cannot require itself.")
+            if self._lookup.get(required) is None:
+                raise SatchelUsageError(
+                    f"The tool {spec.name!r} requires {required!r}, which is not registered; "
+                    f"register {required!r} first.",
+                    details={"tool": spec.name, "requires": required},
+                )
+
+    @staticmethod
+    def _default_of(entry: Mapping[str, BaseTool], pin: str | None) -> BaseTool:
+        """The version the bare name calls: the pinned one, else the latest."""
+        if pin is not None and pin in entry:
+            return entry[pin]
+        return entry[max(entry, key=version_key)]
 
     def register_raw(
         self,
@@ -194,18 +251,59 @@ class ToolRegistry:
         return raw
 
     def unregister(self, name: str) -> None:
-        """Remove the tool called ``name``.
+        """Remove the tool called ``name`` (every version), or one version
+        (``name@version``).
 
         Raises:
-            SatchelUsageError: no such tool.
+            SatchelUsageError: no such tool or version.
         """
+        base, ver = split_version(name)
         with self._lock:
-            if name not in self._tools:
+            held = self._versions.get(base, {})
+            if base not in self._tools or (ver is not None and ver not in held):
                 raise SatchelUsageError(f"No tool named {name!r} is registered.")
             table = dict(self._tools)
-            del table[name]
-            self._commit(table)
-        self._emit(RegistryEvent("removed", name))
+            versions = dict(self._versions)
+            pins = dict(self._pins)
+            entry = {k: v for k, v in held.items() if k != ver} if ver is not None else {}
+            if entry:
+                versions[base] = entry
+                if pins.get(base) == ver:
+                    del pins[base]
+                table[base] = self._default_of(entry, pins.get(base))
+            else:
+                del table[base]
+                versions.pop(base, None)
+                pins.pop(base, None)
+            self._pins = pins
+            self._commit(table, versions)
+        self._emit(RegistryEvent("replaced" if entry else "removed", base))
+
+    def pin_version(self, name: str, version: str | None) -> None:
+        """Make the bare ``name`` call ``version`` (``None``: the latest again).
+
+        Raises:
+            SatchelUsageError: ``name`` has no such version.
+        """
+        with self._lock:
+            entry = self._versions.get(name, {})
+            if version is not None and version not in entry:
+                known = ", ".join(entry) or "none"
+                raise SatchelUsageError(
+                    f"The tool {name!r} has no version {version!r} (versions: {known})."
+                )
+            pins = dict(self._pins)
+            if version is None:
+                pins.pop(name, None)
+            else:
+                pins[name] = version
+            self._pins = pins
+            if not entry:
+                return
+            table = dict(self._tools)
+            table[name] = self._default_of(entry, pins.get(name))
+            self._commit(table, self._versions)
+        self._emit(RegistryEvent("replaced", name))
 
     def subscribe(self, listener: Callable[[RegistryEvent], None]) -> Callable[[], None]:
         """Call ``listener`` after every change; returns a function that unsubscribes."""
@@ -218,8 +316,12 @@ class ToolRegistry:
 
         return unsubscribe
 
-    def _commit(self, table: dict[str, BaseTool]) -> None:
+    def _commit(
+        self, table: dict[str, BaseTool], versions: dict[str, dict[str, BaseTool]] | None = None
+    ) -> None:
         self._tools = table
+        if versions is not None:
+            self._versions = versions
         self._schema_cache = {}
 
     def _emit(self, event: RegistryEvent) -> None:
@@ -245,8 +347,32 @@ class ToolRegistry:
     # -- reads -----------------------------------------------------------------
 
     def get(self, name: str) -> BaseTool | None:
-        """The tool called ``name``, or ``None``."""
-        return self._tools.get(name)
+        """The tool called ``name``, or ``None``.
+
+        ``name@version`` is that version of a versioned tool, and its listed alias
+        (``name_v1``, see :meth:`schemas`) is too; the bare name is the default version.
+        """
+        tool = self._tools.get(name)
+        if tool is not None or not self._versions:
+            return tool
+        base, ver = split_version(name)
+        if ver is not None:
+            return self._versions.get(base, {}).get(ver)
+        base, sep, _ = name.rpartition("_v")
+        for found, item in self._versions.get(base, {}).items() if sep else ():
+            if version_alias(base, found) == name:
+                return item
+        return None
+
+    def versions(self, name: str) -> dict[str, BaseTool]:
+        """Every version of the tool ``name``, oldest first (``{}`` for a tool without
+        versions)."""
+        return dict(self._versions.get(split_version(name)[0], {}))
+
+    def default_version(self, name: str) -> str | None:
+        """The version the bare ``name`` calls, or ``None``."""
+        tool = self._tools.get(name)
+        return None if tool is None else tool.spec.version
 
     def names(self) -> list[str]:
         """Every tool's name, in registration order."""
@@ -278,7 +404,9 @@ class ToolRegistry:
             close += [x for x in names if lowered and lowered in x.lower() and x not in close]
         return close[:n]
 
-    def schemas(self, dialect: Dialect = "openai") -> list[dict[str, Any]]:
+    def schemas(
+        self, dialect: Dialect = "openai", *, versions: Literal["default", "all"] = "default"
+    ) -> list[dict[str, Any]]:
         """Every tool's definition in a provider's own shape.
 
         A tool that one dialect cannot express (for example a parameter name Gemini
@@ -288,39 +416,31 @@ class ToolRegistry:
         Args:
             dialect: ``"openai"``, ``"openai-strict"``, ``"anthropic"``, ``"gemini"`` or
                 ``"mcp"``.
+            versions: ``"default"`` lists one version per name (the one the bare name
+                calls); ``"all"`` adds every other version, named ``name_v1`` (providers
+                refuse ``@``). MCP definitions carry the version in ``_meta``.
         """
         cache = self._schema_cache
-        cached: list[dict[str, Any]] | None = cache.get(dialect)
+        cached: list[dict[str, Any]] | None = cache.get((dialect, versions))
         if cached is None:
             if dialect not in DIALECTS:
                 raise SatchelUsageError(
                     f"Unknown schema dialect {dialect!r}; choose one of {', '.join(DIALECTS)}.",
                     details={"dialect": repr(dialect)},
                 )
-            cached = []
-            for s in self.specs():
-                try:
-                    definition = tool_definition(
-                        s.name,
-                        s.description,
-                        s.input_schema,
-                        dialect,
-                        output_schema=s.output_schema,
-                        annotations=_spec_annotations(s),
-                    )
-                except SatchelUsageError as exc:
-                    logger.warning(
-                        "the tool %r is left out of the %s schemas: %s", s.name, dialect, exc
-                    )
-                    continue
-                cached.append(definition)
-            cache[dialect] = cached
+            cached = definitions(self._tools, self._versions, dialect, versions)
+            cache[(dialect, versions)] = cached
         return cached
 
     def usage_rules(self) -> str:
         """``## Tool Usage Rules`` and one ``- name: rule`` line per tool that has a
         rule, in registration order; ``""`` when no tool has one."""
         lines = [f"- {t.spec.name}: {t.spec.usage_rule}" for t in self if t.spec.usage_rule]
+        lines += [
+            f"- {t.spec.name}: call only after {', '.join(t.spec.requires)} ran in this turn."
+            for t in self
+            if t.spec.requires
+        ]
         return "## Tool Usage Rules\n" + "\n".join(lines) if lines else ""
 
     def mount_mcp(self, *, prefix: str, **options: Any) -> Mount:
@@ -341,7 +461,7 @@ class ToolRegistry:
             args: The arguments: a dict, a JSON object as text, or ``None``.
             ctx: The caller's context (defaults to the registry's).
         """
-        tool = self._tools.get(name)
+        tool = self._tools.get(name) or self.get(name)
         if tool is None:
             return self._unknown(name)
         if type(args) is not dict:

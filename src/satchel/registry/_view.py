@@ -54,17 +54,26 @@ class RegistryView(ToolRegistry):
             source.subscribe(lambda event, i=index: self._follow(i, event))
         with self._lock:
             table: dict[str, BaseTool] = {}
+            versions: dict[str, dict[str, BaseTool]] = {}
             for index, source in enumerate(self._sources):
                 for tool in source:
-                    self._place(table, index, tool.spec.name, tool)
-            self._commit(table)
+                    self._place(table, versions, index, tool.spec.name, tool)
+            self._commit(table, versions)
 
     @property
     def sources(self) -> tuple[ToolRegistry, ...]:
         """The registries this view shows."""
         return self._sources
 
-    def register(self, tool: BaseTool | Callable[..., Any], *, replace: bool = False) -> BaseTool:
+    def register(
+        self,
+        tool: BaseTool | Callable[..., Any],
+        *,
+        replace: bool = False,
+        version: str | None = None,
+        deprecated: str | None = None,
+        default: bool = False,
+    ) -> BaseTool:
         """Refused: register on the source registry, and the view follows.
 
         Raises:
@@ -86,8 +95,16 @@ class RegistryView(ToolRegistry):
             "registry and the view follows."
         )
 
-    def _place(self, table: dict[str, BaseTool], index: int, name: str, tool: BaseTool) -> None:
-        """Show ``tool`` (source ``index``'s ``name``) in ``table``, wrapped."""
+    def _place(
+        self,
+        table: dict[str, BaseTool],
+        versions: dict[str, dict[str, BaseTool]],
+        index: int,
+        name: str,
+        tool: BaseTool,
+    ) -> None:
+        """Show ``tool`` (source ``index``'s ``name``) in ``table``, wrapped, and its
+        other versions in ``versions``."""
         shown = self._wrap(tool)
         if shown is None:
             return
@@ -101,7 +118,16 @@ class RegistryView(ToolRegistry):
                 )
                 return
             del self._shown[owner]  # an earlier source takes the name over
+            versions.pop(view_name, None)
         table[view_name] = shown
+        held = self._sources[index].versions(name)
+        if held:
+            entry: dict[str, BaseTool] = {}
+            for version, item in held.items():
+                wrapped = shown if item is tool else self._wrap(item)
+                if wrapped is not None:
+                    entry[version] = wrapped
+            versions[view_name] = entry
         self._shown[(index, name)] = view_name
         self._owner[view_name] = (index, name)
 
@@ -110,22 +136,24 @@ class RegistryView(ToolRegistry):
         events: list[RegistryEvent] = []
         with self._lock:
             table = dict(self._tools)
+            versions = dict(self._versions)
             before = self._shown.pop((index, event.name), None)
             if before is not None:
                 table.pop(before, None)
+                versions.pop(before, None)
                 del self._owner[before]
             tool = None if event.kind == "removed" else self._sources[index].get(event.name)
             if tool is not None:
-                self._place(table, index, event.name, tool)
+                self._place(table, versions, index, event.name, tool)
             after = self._shown.get((index, event.name))
             if before is not None and before not in table:  # another source may have it
                 for other, source in enumerate(self._sources):
                     hidden = source.get(event.name) if other != index else None
                     if hidden is not None:
-                        self._place(table, other, event.name, hidden)
+                        self._place(table, versions, other, event.name, hidden)
                         after = self._shown.get((other, event.name))
                         break
-            self._commit(table)
+            self._commit(table, versions)
         if before is not None and before != after:
             events.append(RegistryEvent("removed", before))
         if after is not None:
@@ -141,9 +169,18 @@ class _Merged(RegistryView):
         context = registries[0].context if registries else None
         self._own = ToolRegistry(context=context)
         super().__init__([*registries, self._own], lambda tool: tool)
+        self._own._lookup = self  # its chains and `requires` see every merged tool
 
-    def register(self, tool: BaseTool | Callable[..., Any], *, replace: bool = False) -> BaseTool:
-        item = self._coerce(tool)
+    def register(
+        self,
+        tool: BaseTool | Callable[..., Any],
+        *,
+        replace: bool = False,
+        version: str | None = None,
+        deprecated: str | None = None,
+        default: bool = False,
+    ) -> BaseTool:
+        item = self._coerce(tool).bind(self)
         name = item.spec.name
         owner = self._owner.get(name)
         if owner is not None and owner[0] != len(self.sources) - 1:
@@ -151,10 +188,12 @@ class _Merged(RegistryView):
                 f"A tool named {name!r} is already served by one of the merged registries; "
                 "register it under a prefix with satchel.prefixed(), or replace it there."
             )
-        return self._own.register(item, replace=replace)
+        return self._own.register(
+            item, replace=replace, version=version, deprecated=deprecated, default=default
+        )
 
     def unregister(self, name: str) -> None:
-        if name in self._own:
+        if self._own.get(name) is not None:
             self._own.unregister(name)
             return
         super().unregister(name)

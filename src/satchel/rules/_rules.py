@@ -37,10 +37,19 @@ class TurnState:
     Attributes:
         calls: The tools called this turn, in order (refused calls are not counted).
         last_output: The structured output of the last call that succeeded, if any.
+        succeeded: The tools whose calls succeeded this turn, in order (a tool's
+            ``requires`` are met by these).
     """
 
     calls: list[str] = field(default_factory=list[str])
     last_output: Any = None
+    succeeded: list[str] = field(default_factory=list[str])
+
+    def unmet(self, requires: Collection[str]) -> list[str]:
+        """The tools among ``requires`` (``name`` or ``name@version``) that have not
+        succeeded this turn."""
+        done = set(self.succeeded)
+        return [r for r in requires if r.partition("@")[0] not in done and r not in done]
 
     @property
     def last(self) -> str | None:

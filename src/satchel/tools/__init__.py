@@ -1,16 +1,23 @@
 """Tool definitions and executors: typed, function and raw tools."""
 
 from satchel.tools._arguments import ArgumentsError, decode_arguments, validate_with_coercion
-from satchel.tools._base import BaseTool, result_from_exception
+from satchel.tools._base import BaseTool, ToolLookup, result_from_exception
 from satchel.tools._context import HumanAsker, ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
-from satchel.tools._metadata import ToolMetadata, ToolOptions, build_spec
+from satchel.tools._metadata import (
+    VERSION_PATTERN,
+    ToolMetadata,
+    ToolOptions,
+    build_spec,
+    check_version,
+)
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
 from satchel.tools._typed import Tool, build_plan, check_name
 
 __all__ = [
+    "VERSION_PATTERN",
     "ArgumentsError",
     "BaseTool",
     "ErrorInfo",
@@ -22,6 +29,7 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "ToolContext",
+    "ToolLookup",
     "ToolMetadata",
     "ToolOptions",
     "ToolResult",
@@ -29,6 +37,7 @@ __all__ = [
     "build_plan",
     "build_spec",
     "check_name",
+    "check_version",
     "decode_arguments",
     "derive_summary",
     "result_from_exception",

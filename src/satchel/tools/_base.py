@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import logging
 from abc import ABC, abstractmethod
-from typing import Any
+from typing import Any, Protocol
 
 from satchel._errors import SatchelError, SatchelUsageError
 from satchel.tools._context import ToolContext
 from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import ToolSpec
 
-__all__ = ["BaseTool", "result_from_exception"]
+__all__ = ["BaseTool", "ToolLookup", "result_from_exception"]
 
 logger = logging.getLogger("satchel.tools")
 
@@ -20,6 +20,15 @@ _INTERNAL_MESSAGE = (
     "The tool failed with an unexpected internal error. This is not caused by your "
     "arguments; do not retry the same call. Tell the user the tool is broken."
 )
+
+
+class ToolLookup(Protocol):
+    """Where a tool being registered can find the tools registered beside it (a
+    :class:`~satchel.ToolRegistry`)."""
+
+    def get(self, name: str) -> BaseTool | None:
+        """The tool called ``name`` (``name@version`` for one version), or ``None``."""
+        ...
 
 
 class BaseTool(ABC):
@@ -42,6 +51,18 @@ class BaseTool(ABC):
         Never raises for a model's or a tool's error: those come back as a
         :class:`ToolResult` whose ``error`` is set.
         """
+
+    def bind(self, registry: ToolLookup) -> BaseTool:
+        """The tool to hold when this one is registered in ``registry``.
+
+        Most tools return themselves. A tool made of other tools (a
+        :func:`~satchel.chain` naming its steps) looks them up here, and checks
+        them, so a bad composition fails at registration.
+
+        Raises:
+            SatchelUsageError: the tool cannot work in ``registry``.
+        """
+        return self
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec.name!r}>"

@@ -9,6 +9,7 @@ so the keywords are declared once; :meth:`ToolMetadata.of` turns them into the m
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -24,7 +25,28 @@ from satchel.tools._spec import (
     destructive_by_action,
 )
 
-__all__ = ["ToolMetadata", "ToolOptions", "build_spec"]
+__all__ = ["VERSION_PATTERN", "ToolMetadata", "ToolOptions", "build_spec", "check_version"]
+
+VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+"""What a tool version may look like: ``1``, ``2``, ``2.1``, ``2024-06``, ``beta``."""
+
+
+def check_version(version: str | None) -> str | None:
+    """``version`` if it is ``None`` or a valid version string.
+
+    Raises:
+        SatchelUsageError: the version is empty, too long, or has other characters
+            than letters, digits, ``.``, ``_`` and ``-``.
+    """
+    if version is None:
+        return None
+    if not isinstance(version, str) or not VERSION_PATTERN.fullmatch(version):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise SatchelUsageError(
+            f"Tool version {version!r} is invalid: use up to 32 letters, digits, '.', '_' "
+            "or '-', starting with a letter or digit (such as \"2\").",
+            details={"version": repr(version)},
+        )
+    return version
 
 
 class ToolOptions(TypedDict, total=False):
@@ -42,6 +64,10 @@ class ToolOptions(TypedDict, total=False):
         destructive: It may delete or overwrite something (held for approval).
         idempotent: Calling it twice changes nothing more.
         open_world: It reaches outside entities (the web, another service).
+        version: The tool's version, when several are registered side by side.
+        deprecated: Marks this version deprecated; its results carry this notice.
+        requires: Tools that must have run earlier in the same turn (the agent runtime
+            enforces it; the registry checks the names when the tool is registered).
     """
 
     summary: str | None
@@ -52,6 +78,9 @@ class ToolOptions(TypedDict, total=False):
     destructive: bool | None
     idempotent: bool | None
     open_world: bool | None
+    version: str | None
+    deprecated: str | None
+    requires: Sequence[str]
 
 
 class ToolMetadata(BaseModel):
@@ -79,6 +108,12 @@ class ToolMetadata(BaseModel):
         default_factory=dict[str, ToolAnnotations]
     )
     """Hints per operation of a multi-operation tool, over the tool-level ones."""
+    version: str | None = None
+    """See :class:`ToolOptions`."""
+    deprecated: str | None = None
+    """See :class:`ToolOptions`."""
+    requires: tuple[str, ...] = ()
+    """See :class:`ToolOptions`."""
 
     @classmethod
     def of(
@@ -100,6 +135,9 @@ class ToolMetadata(BaseModel):
                 open_world=options.get("open_world"),
             ),
             operation_annotations=dict(operation_annotations or {}),
+            version=check_version(options.get("version")),
+            deprecated=options.get("deprecated"),
+            requires=tuple(options.get("requires", ())),
         )
 
 
@@ -152,4 +190,7 @@ def build_spec(
         annotations=base,
         operations=specs,
         memory_gated=memory_gated,
+        version=meta.version,
+        deprecated=meta.deprecated,
+        requires=meta.requires,
     )

@@ -87,6 +87,8 @@ class ToolResult:
         error: The structured error when it did not.
         coerced: Argument paths whose JSON-encoded string was decoded to fit the schema.
         wrapped: True when :attr:`output` is a plain value sent as ``{"result": value}``.
+        notice: A note for the model beside the outcome, such as a deprecated tool
+            version's notice (``"search@1 is deprecated: use search@2"``).
     """
 
     tool: str
@@ -94,6 +96,7 @@ class ToolResult:
     error: ErrorInfo | None = None
     coerced: tuple[str, ...] = ()
     wrapped: bool = False
+    notice: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -118,17 +121,25 @@ class ToolResult:
         """A JSON-ready dict: ``{"ok": true, "output": ...}`` or
         ``{"ok": false, "error": {...}}``."""
         if self.error is not None:
-            return {"ok": False, "error": self.error.to_dict()}
-        data: dict[str, Any] = {"ok": True, "output": self._jsonable_output()}
-        if self.coerced:
-            data["coerced"] = list(self.coerced)
+            data: dict[str, Any] = {"ok": False, "error": self.error.to_dict()}
+        else:
+            data = {"ok": True, "output": self._jsonable_output()}
+            if self.coerced:
+                data["coerced"] = list(self.coerced)
+        if self.notice:
+            data["notice"] = _valid_text(self.notice)
         return data
 
     def to_json(self) -> str:
         """:meth:`to_dict` as compact JSON text. Always valid UTF-8: a lone surrogate in
         the output (which JSON text cannot carry) becomes U+FFFD."""
         try:
-            if self.error is None and not self.coerced and isinstance(self.output, BaseModel):
+            if (
+                self.error is None
+                and not self.coerced
+                and not self.notice
+                and isinstance(self.output, BaseModel)
+            ):
                 return '{"ok":true,"output":' + self.output.model_dump_json() + "}"
             return to_json(self.to_dict(), fallback=str).decode()
         except (UnicodeEncodeError, PydanticSerializationError):
@@ -138,9 +149,14 @@ class ToolResult:
         """The text to put in a provider's tool-result message.
 
         A string output is sent as is, other outputs as JSON; an error as
-        ``"Error (kind): message"`` followed by its details when there are any. Always
-        valid Unicode: a lone surrogate becomes U+FFFD.
+        ``"Error (kind): message"`` followed by its details when there are any; a
+        :attr:`notice` follows on its own line. Always valid Unicode: a lone surrogate
+        becomes U+FFFD.
         """
+        text = self._text()
+        return f"{text}\n\nNotice: {_valid_text(self.notice)}" if self.notice else text
+
+    def _text(self) -> str:
         if self.error is not None:
             error = self.error.to_dict()
             text = f"Error ({error['kind']}): {error['message']}"

@@ -97,6 +97,15 @@ class ToolSpec(BaseModel):
     ``satchel serve``, ``invoke_tool``) leave such a tool to that gate; its annotations
     still reach MCP clients. The built-in ``context``, ``recall`` and ``search`` set it;
     a tool that replaces one of them does not, unless it says so itself."""
+    version: str | None = None
+    """The tool's version when several are registered side by side (``"1"``, ``"2"``);
+    a registry calls the latest (or a pinned default) by the bare name and an older
+    one as ``name@version``."""
+    deprecated: str | None = None
+    """Set on a deprecated version: the notice its results carry, so a model moves on."""
+    requires: tuple[str, ...] = ()
+    """Tools that must have run (and succeeded) earlier in the same turn before this one
+    may run; the agent runtime enforces it and the registry checks the names."""
 
     @property
     def is_write(self) -> bool:

@@ -282,6 +282,9 @@ class Tool(BaseTool, Generic[InT, OutT]):
     destructive: ClassVar[bool | None] = None
     idempotent: ClassVar[bool | None] = None
     open_world: ClassVar[bool | None] = None
+    version: ClassVar[str | None] = None
+    deprecated: ClassVar[str | None] = None
+    requires: ClassVar[tuple[str, ...]] = ()
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {}
     memory_gated: ClassVar[bool] = False
     """Its writes go through a memory store's permission gate (see
@@ -337,6 +340,9 @@ class Tool(BaseTool, Generic[InT, OutT]):
                     destructive=self.destructive,
                     idempotent=self.idempotent,
                     open_world=self.open_world,
+                    version=self.version,
+                    deprecated=self.deprecated,
+                    requires=tuple(self.requires),
                 ),
                 operation_annotations=self.operation_annotations,
             ),

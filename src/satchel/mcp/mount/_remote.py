@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 import mcp_types as types
 
 from satchel._errors import ErrorKind
-from satchel.mcp._wire import ERROR_META_KEY
-from satchel.tools import ErrorInfo, RawTool, ToolContext, ToolResult
+from satchel.mcp._wire import ERROR_META_KEY, NOTICE_META_KEY, VERSION_META_KEY
+from satchel.tools import VERSION_PATTERN, ErrorInfo, RawTool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from satchel.mcp.mount._mount import MountedServer
@@ -86,6 +86,7 @@ class RemoteTool(RawTool):
             idempotent=hints.idempotent_hint,
             open_world=hints.open_world_hint,
             output_schema=_object_schema(remote.output_schema),
+            version=_remote_version(remote),
         )
         self.remote_name = remote.name
         self.mount = mount
@@ -104,6 +105,13 @@ class RemoteTool(RawTool):
         if coerced and result.ok:
             result.coerced = tuple(coerced)
         return result
+
+
+def _remote_version(remote: types.Tool) -> str | None:
+    """The version a satchel server lists the tool under (``_meta``), if valid."""
+    meta: Mapping[str, Any] = remote.meta or {}
+    version: Any = meta.get(VERSION_META_KEY)
+    return version if isinstance(version, str) and VERSION_PATTERN.fullmatch(version) else None
 
 
 def _content_text(content: Sequence[types.ContentBlock]) -> str:
@@ -125,6 +133,15 @@ def _content_text(content: Sequence[types.ContentBlock]) -> str:
 
 
 def remote_result(tool: str, result: types.CallToolResult) -> ToolResult:
+    """The remote answer as a :class:`~satchel.ToolResult`, its notice kept."""
+    out = _remote_result(tool, result)
+    notice: Any = (result.meta or {}).get(NOTICE_META_KEY)
+    if isinstance(notice, str) and notice:
+        out.notice = notice
+    return out
+
+
+def _remote_result(tool: str, result: types.CallToolResult) -> ToolResult:
     text = _content_text(result.content)
     if result.is_error:
         meta: Mapping[str, Any] = result.meta or {}

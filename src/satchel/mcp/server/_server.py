@@ -39,7 +39,7 @@ from starlette.applications import Starlette
 
 from satchel import __version__
 from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
-from satchel.mcp._wire import ERROR_META_KEY
+from satchel.mcp._wire import ERROR_META_KEY, NOTICE_META_KEY
 from satchel.mcp.server._channel import CLIENT_CHANNEL_KEY, ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
 from satchel.mcp.server._feed import SUBSCRIBED_URIS, ChangeFeed
@@ -94,11 +94,13 @@ class _LowLevelServer(Server[ChangeFeed]):
 
 def _call_result(result: ToolResult) -> types.CallToolResult:
     text: list[types.ContentBlock] = [types.TextContent(text=result.to_text())]
+    meta: dict[str, Any] = {NOTICE_META_KEY: result.notice} if result.notice else {}
     if result.error is not None:
-        return types.CallToolResult(
-            content=text, is_error=True, _meta={ERROR_META_KEY: result.error.to_dict()}
-        )
-    return types.CallToolResult(content=text, structured_content=result.structured())
+        meta[ERROR_META_KEY] = result.error.to_dict()
+        return types.CallToolResult(content=text, is_error=True, _meta=meta)
+    return types.CallToolResult(
+        content=text, structured_content=result.structured(), _meta=meta or None
+    )
 
 
 class SatchelServer:
