@@ -31,6 +31,7 @@ from satchel._errors import SatchelUsageError
 from satchel.consent import ApprovalPolicy, needs_approval
 from satchel.embed import Embedder
 from satchel.meta._bm25 import BM25Index
+from satchel.meta._examples import ExampleSet
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
 from satchel.meta._text import (
     description_text,
@@ -118,12 +119,16 @@ class CatalogScores:
         description: Cosine similarity of the query to each tool's description, or
             ``None`` without an embedder.
         name: Cosine similarity of the query to each tool's name words, or ``None``.
+        example: Each tool's best cosine to one of its example requests (written or
+            learned; its description's when it has none), or ``None`` when no tool has
+            one (or without an embedder).
     """
 
     names: list[str]
     bm25: npt.NDArray[np.float32]
     description: npt.NDArray[np.float32] | None
     name: npt.NDArray[np.float32] | None
+    example: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -191,6 +196,8 @@ class CatalogIndex:
         self._vector_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._query_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._all_slots: npt.NDArray[np.intp] | None = None
+        self._examples = ExampleSet(dim)
+        self._learned: dict[str, tuple[str, ...]] = {}
         self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_change)
         for name in registry.names():
             self._sync(name)
@@ -216,6 +223,7 @@ class CatalogIndex:
                 if current is not None:
                     self._drop(current)
                     del self._records[name]
+                    self._examples.set(name, ())
                 return
             spec = tool.spec
             if current is not None and current.spec is spec:
@@ -234,7 +242,7 @@ class CatalogIndex:
                 keys=(_key(texts[0]), _key(texts[1])),
             )
             self._records[name] = record
-            self._bm25.set(slot, document_terms(spec, name_repeat=self.ranking.name_repeat))
+            self._index_text(record)
             self._by_category.setdefault(record.category, set()).add(name)
             for action in record.actions:
                 self._by_action.setdefault(action, set()).add(name)
@@ -242,6 +250,42 @@ class CatalogIndex:
                 self._has_vector[slot] = False
                 self._fill_from_cache(record)
             self._all_slots = None
+
+    def _index_text(self, record: _Record) -> None:
+        """Index ``record``'s BM25 document and examples (its own and the learned ones).
+        Call with the lock held."""
+        spec = record.spec
+        examples = (*spec.examples, *self._learned.get(spec.name, ()))
+        self._examples.set(spec.name, examples)
+        terms = document_terms(spec, name_repeat=self.ranking.name_repeat)
+        for example in examples:
+            terms += tokenize(example)
+        self._bm25.set(record.slot, terms)
+
+    def set_learned(self, tool: str, queries: Collection[str]) -> None:
+        """Make ``queries`` the requests learned for ``tool``: they rank it as its own
+        examples do (kept for a tool that is not, or no longer, in the registry)."""
+        with self._lock:
+            learned = tuple(queries)
+            if self._learned.get(tool, ()) == learned:
+                return
+            if learned:
+                self._learned[tool] = learned
+            else:
+                self._learned.pop(tool, None)
+            record = self._records.get(tool)
+            if record is not None:
+                self._index_text(record)
+
+    def learned(self) -> dict[str, tuple[str, ...]]:
+        """The requests learned per tool (see :meth:`set_learned`)."""
+        with self._lock:
+            return dict(self._learned)
+
+    def examples(self, tool: str) -> tuple[str, ...]:
+        """The examples ``tool`` is ranked by: its own, then the learned ones."""
+        with self._lock:
+            return self._examples.texts(tool)
 
     def _take_slot(self, name: str) -> int:
         if self._free:
@@ -317,6 +361,24 @@ class CatalogIndex:
         with self._lock:
             return {a: len(n) for a, n in sorted(self._by_action.items())}
 
+    def by_category(self) -> dict[str, list[str]]:
+        """The tool names of each category (tools without one under
+        ``"uncategorized"``), categories sorted, tools in registration order."""
+        with self._lock:
+            return {
+                c: [n for n in self._records if n in names]
+                for c, names in sorted(self._by_category.items())
+            }
+
+    def by_action(self) -> dict[str, list[str]]:
+        """The tool names declaring each action, actions sorted, tools in registration
+        order."""
+        with self._lock:
+            return {
+                a: [n for n in self._records if n in names]
+                for a, names in sorted(self._by_action.items())
+            }
+
     def unknown_filters(
         self, categories: Collection[str] = (), actions: Collection[str] = ()
     ) -> tuple[list[str], list[str]]:
@@ -364,6 +426,7 @@ class CatalogIndex:
         embedder = self.embedder
         if embedder is None:
             return
+        self._ensure_example_vectors(embedder)
         if bool(self._has_vector[slots].all()):
             return
         with self._embed_mutex:
@@ -390,6 +453,22 @@ class CatalogIndex:
                 for record in self._records.values():
                     if not self._has_vector[record.slot]:
                         self._fill_from_cache(record)
+
+    def _ensure_example_vectors(self, embedder: Embedder) -> None:
+        """Embed the examples that have no vector yet (a learned query's vector is
+        usually still in the query cache)."""
+        with self._lock:
+            if not self._examples:
+                return
+            missing = self._examples.missing()
+            if not missing:
+                return
+            known = {t: self._query_cache[t] for t in missing if t in self._query_cache}
+        todo = [t for t in missing if t not in known]
+        if todo:
+            known.update(zip(todo, embedder.embed(todo), strict=True))
+        with self._lock:
+            self._examples.fill(known)
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
         embedder = self.embedder
@@ -427,6 +506,7 @@ class CatalogIndex:
         actions: Collection[str] = (),
         limit: int = 5,
         mode: SearchMode | None = None,
+        offset: int = 0,
     ) -> tuple[list[CatalogEntry], int]:
         """The best tools for ``query`` among those passing the filters.
 
@@ -440,6 +520,7 @@ class CatalogIndex:
             actions: Keep only tools declaring one of these actions.
             limit: The most entries to return.
             mode: Override the index's :class:`Ranking` mode for this search.
+            offset: Skip this many of the best entries (for the next page).
 
         Returns:
             The entries, best first, and how many tools passed the filters.
@@ -450,10 +531,12 @@ class CatalogIndex:
         """
         chosen = self._mode(mode)
         query = " ".join(query.split())[:_MAX_QUERY_CHARS]
+        start = max(0, offset)
+        window = (start, start + max(0, limit))
         if not query or chosen == "bm25":
-            return self._search(query, categories, actions, max(0, limit), chosen)
+            return self._search(query, categories, actions, window, chosen)
         return await anyio.to_thread.run_sync(
-            self._search, query, categories, actions, max(0, limit), chosen
+            self._search, query, categories, actions, window, chosen
         )
 
     def _search(
@@ -461,7 +544,7 @@ class CatalogIndex:
         query: str,
         categories: Collection[str],
         actions: Collection[str],
-        limit: int,
+        window: tuple[int, int],
         mode: SearchMode,
     ) -> tuple[list[CatalogEntry], int]:
         if query and mode != "bm25":
@@ -474,12 +557,13 @@ class CatalogIndex:
         with self._lock:
             slots = self._candidates(categories, actions)
             total = len(slots)
+            start, stop = window
             if not query or not total:
-                chosen = slots[:limit]
+                chosen = slots[start:stop]
             else:
                 scores = self._scores(query, slots, qvec)
                 fused = self._fuse(scores, mode)
-                order = np.argsort(-fused, kind="stable")[:limit]
+                order = np.argsort(-fused, kind="stable")[start:stop]
                 if mode == "bm25" or scores.description is None:
                     order = order[scores.bm25[order] > 0]
                 chosen = slots[order]
@@ -493,6 +577,8 @@ class CatalogIndex:
             (scores.description, r.description_weight, False),
             (scores.name, r.name_weight, False),
         ]
+        if scores.example is not None:
+            signals.append((scores.example, r.example_weight, False))
         if mode == "hybrid":
             signals.append((scores.bm25, r.bm25_weight, True))
         return fuse_scores(signals, r)
@@ -514,8 +600,17 @@ class CatalogIndex:
         flat = self._vectors[:size].reshape(size * width, -1) @ qvec
         cosine = flat.reshape(size, width)[slots].astype(np.float32, copy=False)
         cosine[~self._has_vector[slots]] = 0.0
+        description = cosine[:, 0].copy()
+        example = None
+        if self._examples:
+            tools = [self._slots[s] or "" for s in _ints(slots)]
+            example = self._examples.scores(qvec, tools, description)
         return CatalogScores(
-            names=names, bm25=bm25, description=cosine[:, 0].copy(), name=cosine[:, 1].copy()
+            names=names,
+            bm25=bm25,
+            description=description,
+            name=cosine[:, 1].copy(),
+            example=example,
         )
 
     def score(self, query: str) -> CatalogScores:

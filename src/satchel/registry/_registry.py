@@ -307,6 +307,7 @@ class ToolRegistry:
                         dialect,
                         output_schema=s.output_schema,
                         annotations=_spec_annotations(s),
+                        examples=s.examples,
                     )
                 except SatchelUsageError as exc:
                     logger.warning(

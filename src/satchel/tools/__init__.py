@@ -4,13 +4,22 @@ from satchel.tools._arguments import ArgumentsError, decode_arguments, validate_
 from satchel.tools._base import BaseTool, result_from_exception
 from satchel.tools._context import HumanAsker, ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
-from satchel.tools._metadata import ToolMetadata, ToolOptions, build_spec
+from satchel.tools._metadata import (
+    MAX_EXAMPLE_CHARS,
+    MAX_EXAMPLES,
+    ToolMetadata,
+    ToolOptions,
+    build_spec,
+    check_examples,
+)
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
 from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
 from satchel.tools._typed import Tool, build_plan, check_name
 
 __all__ = [
+    "MAX_EXAMPLES",
+    "MAX_EXAMPLE_CHARS",
     "ArgumentsError",
     "BaseTool",
     "ErrorInfo",
@@ -28,6 +37,7 @@ __all__ = [
     "ToolSpec",
     "build_plan",
     "build_spec",
+    "check_examples",
     "check_name",
     "decode_arguments",
     "derive_summary",

@@ -10,7 +10,7 @@ so the keywords are declared once; :meth:`ToolMetadata.of` turns them into the m
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,7 +24,14 @@ from satchel.tools._spec import (
     destructive_by_action,
 )
 
-__all__ = ["ToolMetadata", "ToolOptions", "build_spec"]
+__all__ = [
+    "MAX_EXAMPLES",
+    "MAX_EXAMPLE_CHARS",
+    "ToolMetadata",
+    "ToolOptions",
+    "build_spec",
+    "check_examples",
+]
 
 
 class ToolOptions(TypedDict, total=False):
@@ -42,6 +49,9 @@ class ToolOptions(TypedDict, total=False):
         destructive: It may delete or overwrite something (held for approval).
         idempotent: Calling it twice changes nothing more.
         open_world: It reaches outside entities (the web, another service).
+        examples: Example requests the tool serves, in a user's words ("mail Bob the
+            report"); ``discover_tools`` ranks by them and ``get_tool_schema`` shows
+            them.
     """
 
     summary: str | None
@@ -52,6 +62,44 @@ class ToolOptions(TypedDict, total=False):
     destructive: bool | None
     idempotent: bool | None
     open_world: bool | None
+    examples: Sequence[str]
+
+
+MAX_EXAMPLES: Final = 50
+"""The most example requests one tool may carry."""
+MAX_EXAMPLE_CHARS: Final = 500
+"""The longest example request, in characters."""
+
+
+def check_examples(examples: Any, *, tool: str = "") -> tuple[str, ...]:
+    """``examples`` as a tuple of distinct, whitespace-folded, non-empty strings.
+
+    Raises:
+        SatchelUsageError: ``examples`` is a single string or not a sequence of strings,
+            has more than :data:`MAX_EXAMPLES` items, or one is longer than
+            :data:`MAX_EXAMPLE_CHARS`.
+
+    Example:
+        >>> check_examples(["add 2 and 3", "  add 2   and 3 "])
+        ('add 2 and 3',)
+    """
+    where = f"Tool {tool!r}: " if tool else ""
+    if isinstance(examples, str) or not isinstance(examples, Sequence):
+        raise SatchelUsageError(f"{where}examples must be a list of strings, not {examples!r}.")
+    out: dict[str, None] = {}
+    for item in cast(Sequence[Any], examples):
+        if not isinstance(item, str):
+            raise SatchelUsageError(f"{where}every example must be a string, not {item!r}.")
+        text = " ".join(item.split())
+        if len(text) > MAX_EXAMPLE_CHARS:
+            raise SatchelUsageError(
+                f"{where}an example is {len(text)} characters; keep each under {MAX_EXAMPLE_CHARS}."
+            )
+        if text:
+            out[text] = None
+    if len(out) > MAX_EXAMPLES:
+        raise SatchelUsageError(f"{where}{len(out)} examples; give at most {MAX_EXAMPLES}.")
+    return tuple(out)
 
 
 class ToolMetadata(BaseModel):
@@ -79,6 +127,8 @@ class ToolMetadata(BaseModel):
         default_factory=dict[str, ToolAnnotations]
     )
     """Hints per operation of a multi-operation tool, over the tool-level ones."""
+    examples: tuple[str, ...] = ()
+    """See :class:`ToolOptions`."""
 
     @classmethod
     def of(
@@ -100,6 +150,7 @@ class ToolMetadata(BaseModel):
                 open_world=options.get("open_world"),
             ),
             operation_annotations=dict(operation_annotations or {}),
+            examples=check_examples(options.get("examples", ())),
         )
 
 
@@ -152,4 +203,5 @@ def build_spec(
         annotations=base,
         operations=specs,
         memory_gated=memory_gated,
+        examples=meta.examples,
     )

@@ -97,6 +97,10 @@ class ToolSpec(BaseModel):
     ``satchel serve``, ``invoke_tool``) leave such a tool to that gate; its annotations
     still reach MCP clients. The built-in ``context``, ``recall`` and ``search`` set it;
     a tool that replaces one of them does not, unless it says so itself."""
+    examples: tuple[str, ...] = ()
+    """Example requests the tool serves, in a user's words: ``discover_tools`` ranks by
+    them (as it does by the requests it learned from use) and ``get_tool_schema`` shows
+    them."""
 
     @property
     def is_write(self) -> bool:

@@ -280,6 +280,8 @@ class Tool(BaseTool, Generic[InT, OutT]):
     idempotent: ClassVar[bool | None] = None
     open_world: ClassVar[bool | None] = None
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {}
+    examples: ClassVar[tuple[str, ...]] = ()
+    """Example requests the tool serves (see :class:`~satchel.tools.ToolOptions`)."""
     memory_gated: ClassVar[bool] = False
     """Its writes go through a memory store's permission gate (see
     :attr:`ToolSpec.memory_gated <satchel.tools.ToolSpec.memory_gated>`)."""
@@ -333,6 +335,7 @@ class Tool(BaseTool, Generic[InT, OutT]):
                     destructive=self.destructive,
                     idempotent=self.idempotent,
                     open_world=self.open_world,
+                    examples=self.examples,
                 ),
                 operation_annotations=self.operation_annotations,
             ),
