@@ -563,11 +563,29 @@ class CatalogIndex:
             else:
                 scores = self._scores(query, slots, qvec)
                 fused = self._fuse(scores, mode)
+                self._boost_exact(query, slots, fused)
                 order = np.argsort(-fused, kind="stable")[start:stop]
                 if mode == "bm25" or scores.description is None:
                     order = order[scores.bm25[order] > 0]
                 chosen = slots[order]
             return [self._records[self._slots[s] or ""].entry for s in _ints(chosen)], total
+
+    def _slot_of(self, tool: str) -> int:
+        record = self._records.get(tool)
+        return -1 if record is None else record.slot
+
+    def _boost_exact(
+        self, query: str, slots: npt.NDArray[np.intp], fused: npt.NDArray[np.float32]
+    ) -> None:
+        """Put first the tools one of whose examples is exactly ``query``. Call with
+        the lock held."""
+        tools = self._examples.exact(query) if self._examples else []
+        if not tools:
+            return
+        wanted = {self._records[t].slot for t in tools if t in self._records}
+        hit = np.fromiter((int(s) in wanted for s in slots), dtype=np.bool_, count=len(slots))
+        if bool(hit.any()):
+            fused[hit] += float(np.abs(fused).max()) * 2 + 1.0
 
     def _fuse(self, scores: CatalogScores, mode: SearchMode) -> npt.NDArray[np.float32]:
         r = self.ranking
@@ -603,8 +621,10 @@ class CatalogIndex:
         description = cosine[:, 0].copy()
         example = None
         if self._examples:
-            tools = [self._slots[s] or "" for s in _ints(slots)]
-            example = self._examples.scores(qvec, tools, description)
+            full = flat.reshape(size, width)[:, 0].astype(np.float32)
+            full[~self._has_vector[:size]] = 0.0
+            best = self._examples.scores(qvec, self._slot_of, full)
+            example = None if best is None else best[slots]
         return CatalogScores(
             names=names,
             bm25=bm25,

@@ -1,7 +1,7 @@
 """Learning from use: a ``discover_tools`` query followed by a successful call.
 
 :class:`UsageLearning` remembers each session's latest ``discover_tools`` query (a
-session is one agent on one channel and connection). When a tool is then called
+session is one agent on one channel). When a tool is then called
 successfully in that session, through ``invoke_tool`` or as a pinned tool, within
 :attr:`UsageLearning.window` seconds, the pair (query, tool) is stored in the
 :class:`~satchel.meta.UsageStore` under the catalog's id, and the catalog index ranks by
@@ -21,7 +21,7 @@ from typing import Final
 from satchel._errors import InvalidInputError, StorageError
 from satchel.meta._catalog import CatalogIndex
 from satchel.meta._usage import LearnedPair, UsageStore, check_pair
-from satchel.tools import ToolContext
+from satchel.tools import MAX_EXAMPLE_CHARS, ToolContext
 
 __all__ = ["DEFAULT_WINDOW", "UsageLearning", "session_key"]
 
@@ -30,17 +30,16 @@ logger = logging.getLogger("satchel.meta.learning")
 DEFAULT_WINDOW: Final = 600.0
 """Seconds after a ``discover_tools`` query in which a successful call is learned."""
 _MAX_SESSIONS: Final = 1024
-_CHANNEL_KEY: Final = "satchel.mcp.client"
-"""Where the MCP server puts the request's channel in ``ToolContext.extras`` (its
-``connection`` tells sessions apart); read by duck typing, so the MCP SDK stays unloaded."""
 
 
-def session_key(ctx: ToolContext) -> tuple[str, str, int]:
-    """Which session a call belongs to: its agent, its channel and, over MCP, its
-    client connection."""
-    channel = ctx.extras.get(_CHANNEL_KEY)
-    connection = getattr(channel, "connection", None) if channel is not None else None
-    return (ctx.agent, ctx.origin or "", 0 if connection is None else id(connection))
+def session_key(ctx: ToolContext) -> tuple[str, str]:
+    """Which session a call belongs to: its agent and its channel.
+
+    Not the MCP connection: a client of the stateless protocol (2026-07-28) gives no
+    lasting connection to tell apart, while the agent (one per project with ``--agent
+    auto``) does.
+    """
+    return (ctx.agent, ctx.origin or "")
 
 
 class UsageLearning:
@@ -70,7 +69,7 @@ class UsageLearning:
         self.enabled = enabled
         self.window = window
         self._lock = threading.Lock()
-        self._recent: OrderedDict[tuple[str, str, int], tuple[str, float]] = OrderedDict()
+        self._recent: OrderedDict[tuple[str, str], tuple[str, float]] = OrderedDict()
         self._loaded = False
 
     async def load(self) -> None:
@@ -91,6 +90,8 @@ class UsageLearning:
     def noted(self, query: str, ctx: ToolContext) -> None:
         """Remember ``query`` as the session's latest ``discover_tools`` query."""
         text = " ".join(query.split())
+        if len(text) > MAX_EXAMPLE_CHARS:  # learn the start of a very long query
+            text = text[: MAX_EXAMPLE_CHARS + 1].rsplit(" ", 1)[0][:MAX_EXAMPLE_CHARS]
         if not self.enabled or not text:
             return
         with self._lock:
