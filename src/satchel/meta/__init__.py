@@ -17,12 +17,8 @@ Example:
     >>> meta.registry.schemas("openai")   # three short definitions, not hundreds
 """
 
-from satchel.meta._catalog import (
-    CatalogEntry,
-    CatalogIndex,
-    CatalogScores,
-    SearchMode,
-)
+from satchel.meta._catalog import CatalogIndex, SearchMode
+from satchel.meta._entry import CatalogEntry, CatalogScores
 from satchel.meta._learning import UsageLearning
 from satchel.meta._meta import Discovery, MetaTools
 from satchel.meta._ranking import Ranking, fuse_scores

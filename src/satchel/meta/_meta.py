@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict
 from satchel._errors import InvalidInputError, SatchelUsageError
 from satchel.consent import ApprovalPolicy, PermissionBroker, gated_call
 from satchel.embed import Embedder, default_embedder
-from satchel.meta._catalog import CatalogEntry, CatalogIndex
+from satchel.meta._catalog import CatalogIndex
+from satchel.meta._entry import CatalogEntry
 from satchel.meta._learning import UsageLearning
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool

@@ -5,7 +5,9 @@ no top-N cut-off before fusion):
 
 * ``bm25``: BM25 over the tool's name words, summary, description and parameter names;
 * ``description``: cosine similarity of the query to the tool's description;
-* ``name``: cosine similarity of the query to the words of the tool's name.
+* ``name``: cosine similarity of the query to the words of the tool's name;
+* ``example``: only when some tool has example requests (written or learned): the best
+  cosine of the query to one of a tool's examples (see :mod:`satchel.meta._examples`).
 
 Each signal is normalised over the candidates, then combined with its weight:
 
