@@ -366,3 +366,17 @@ def test_long_summaries_in_rows_never_end_on_a_dangling_word() -> None:
     assert summary.endswith("…")
     last = summary.rstrip("…").split(" ")[-1]
     assert last.lower() not in {"a", "an", "the", "and", "or", "of", "to", "in", "with"}
+
+
+async def test_a_failing_store_never_fails_the_call_that_teaches(tmp_path: Path) -> None:
+    from satchel import StorageError
+
+    store = SQLiteUsageStore(tmp_path / "satchel.db")
+    meta = MetaTools(_catalog(), embedder=None, usage=store)
+    await meta.prepare()
+    store.close()
+    await _names(meta, QUERY)
+    done = await meta.registry.call("invoke_tool", {"tool_name": "list_files"})
+    assert done.ok
+    with pytest.raises(StorageError):
+        await meta.learned()
