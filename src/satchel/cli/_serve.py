@@ -148,6 +148,9 @@ class ServeOptions:
     """With ``agent="auto"``: the person's blocks shared into every project."""
     mirror: Path | None = None
     """``--mirror``: a folder of Markdown files kept in step with memory."""
+    learn: bool = True
+    """``--learn/--no-learn``: with ``--lazy``, learn from use which tool serves which
+    request (kept in the memory database; in memory for a PostgreSQL one)."""
 
     replace: tuple[str, ...] = ()
     """Built-in tools a ``--tools`` registry replaces (``--replace``)."""
@@ -257,8 +260,22 @@ def _meta_tools(
     pins: Sequence[str],
     broker: PermissionBroker | None,
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
+    *,
+    learn: bool = True,
+    where: Path | str | None = None,
 ) -> MetaTools:
-    return MetaTools(catalog, broker=broker, dialect="mcp", pinned=pins, approval=approve)
+    from satchel.meta import SQLiteUsageStore
+
+    usage = SQLiteUsageStore(where) if isinstance(where, Path) else None
+    return MetaTools(
+        catalog,
+        broker=broker,
+        dialect="mcp",
+        pinned=pins,
+        approval=approve,
+        learn=learn,
+        usage=usage,
+    )
 
 
 def _check_pins(catalog: ToolRegistry, options: ServeOptions) -> None:
@@ -388,7 +405,9 @@ async def _serve(options: ServeOptions, http: tuple[str, int] | None, token: str
             )
         if options.lazy:
             _check_pins(catalog, options)
-            meta = _meta_tools(catalog, options.pins, broker, options.approve)
+            meta = _meta_tools(
+                catalog, options.pins, broker, options.approve, learn=options.learn, where=where
+            )
             await meta.prepare()
             served = meta.registry
         else:
@@ -549,6 +568,14 @@ def serve(
         list[str] | None,
         typer.Option("--pin", metavar="NAME", help="With --lazy: also serve this tool directly."),
     ] = None,
+    learn: Annotated[
+        bool,
+        typer.Option(
+            "--learn/--no-learn",
+            envvar="SATCHEL_LEARN",
+            help="With --lazy: learn which tool serves which request (kept in --db).",
+        ),
+    ] = True,
     mount: Annotated[
         list[str] | None,
         typer.Option(
@@ -697,6 +724,7 @@ def serve(
         replace=replaced,
         memory=not no_memory,
         channels=channels_config(channels),
+        learn=learn,
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

@@ -6,7 +6,10 @@
 (validated calls; destructive ones only with a human's approval through a
 :class:`~satchel.consent.PermissionBroker`). :class:`CatalogIndex` is the search index
 underneath, kept current as the registry changes; :class:`Ranking` says how a query
-ranks tools.
+ranks tools. Tools may carry example requests, and the meta-tools learn more from use:
+a ``discover_tools`` query followed by a successful call is kept in a
+:class:`UsageStore` (:class:`MemoryUsageStore`, or :class:`SQLiteUsageStore` in the
+memory database) and ranks that tool for similar queries later.
 
 Example:
     >>> meta = MetaTools(registry)
@@ -14,15 +17,14 @@ Example:
     >>> meta.registry.schemas("openai")   # three short definitions, not hundreds
 """
 
-from satchel.meta._catalog import (
-    CatalogEntry,
-    CatalogIndex,
-    CatalogScores,
-    SearchMode,
-)
+from satchel.meta._catalog import CatalogIndex, SearchMode
+from satchel.meta._entry import CatalogEntry, CatalogScores
+from satchel.meta._learning import UsageLearning
 from satchel.meta._meta import Discovery, MetaTools
 from satchel.meta._ranking import Ranking, fuse_scores
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
+from satchel.meta._usage import LearnedPair, MemoryUsageStore, UsageStore, catalog_id
+from satchel.meta._usage_sqlite import SQLiteUsageStore
 
 __all__ = [
     "CatalogEntry",
@@ -32,8 +34,14 @@ __all__ = [
     "Discovery",
     "GetToolSchema",
     "InvokeTool",
+    "LearnedPair",
+    "MemoryUsageStore",
     "MetaTools",
     "Ranking",
+    "SQLiteUsageStore",
     "SearchMode",
+    "UsageLearning",
+    "UsageStore",
+    "catalog_id",
     "fuse_scores",
 ]

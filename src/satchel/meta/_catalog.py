@@ -20,29 +20,29 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Literal, cast
+from typing import Final, Literal, cast
 
 import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
 
 from satchel._errors import SatchelUsageError
-from satchel.consent import ApprovalPolicy, needs_approval
+from satchel.consent import ApprovalPolicy
 from satchel.embed import Embedder
 from satchel.meta._bm25 import BM25Index
+from satchel.meta._entry import CatalogEntry, CatalogScores
+from satchel.meta._examples import ExampleSet
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
 from satchel.meta._text import (
     description_text,
     document_terms,
-    fit_entry_summary,
     name_text,
     tokenize,
 )
 from satchel.registry import RegistryEvent, ToolRegistry
 from satchel.tools import ToolSpec
 
-__all__ = ["UNCATEGORIZED", "CatalogEntry", "CatalogIndex", "CatalogScores", "SearchMode"]
+__all__ = ["UNCATEGORIZED", "CatalogIndex", "SearchMode"]
 
 UNCATEGORIZED: Final = "uncategorized"
 """The category name under which tools without a category are counted and filtered."""
@@ -51,83 +51,6 @@ SearchMode = Literal["hybrid", "bm25", "embedding"]
 _MAX_QUERY_CHARS: Final = 2000
 _QUERY_CACHE_SIZE: Final = 512
 _VECTOR_CACHE_SIZE: Final = 20_000
-
-
-class CatalogEntry(BaseModel):
-    """What ``discover_tools`` tells a model about one tool.
-
-    Attributes:
-        name: The tool's name.
-        summary: Its summary, cut so that the whole row costs under 25 tokens (when
-            the name, category and actions alone leave room for it).
-        category: Its category, or ``None``.
-        actions: The actions it declares (``read``, ``create``, ...).
-        is_write: False only when the tool (every operation) is read-only.
-        destructive: True when the tool or one of its operations is destructive.
-        needs_approval: True when some call of the tool waits for a human's approval
-            through ``invoke_tool`` (under the served
-            :class:`~satchel.consent.ApprovalPolicy`; never for memory tools). Not a
-            row column: ``discover_tools`` names such tools once, beside the rows.
-        version: The version found, for a tool registered in several versions (not a
-            row column either: ``discover_tools`` lists them beside the rows).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    summary: str
-    category: str | None
-    actions: tuple[str, ...]
-    is_write: bool
-    destructive: bool
-    needs_approval: bool = False
-    version: str | None = None
-
-    @classmethod
-    def from_spec(
-        cls, spec: ToolSpec, policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
-    ) -> CatalogEntry:
-        """The entry of a tool (``policy``: which calls wait for a human)."""
-        held = needs_approval(spec, None, policy)
-        summary = fit_entry_summary(
-            spec.name,
-            spec.summary or spec.description,
-            [spec.category, ",".join(spec.actions), spec.is_write],
-        )
-        return cls(
-            name=spec.name,
-            summary=summary,
-            category=spec.category,
-            actions=spec.actions,
-            is_write=spec.is_write,
-            destructive=spec.is_destructive(),
-            needs_approval=held,
-            version=spec.version,
-        )
-
-    def row(self) -> list[Any]:
-        """The entry as a ``discover_tools`` row (see :data:`~satchel.meta.ENTRY_COLUMNS`;
-        the actions joined by commas, which costs fewer tokens than a list)."""
-        return [self.name, self.summary, self.category, ",".join(self.actions), self.is_write]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class CatalogScores:
-    """Every tool's signals for one query (for benchmarks and tuning a
-    :class:`Ranking`).
-
-    Attributes:
-        names: Tool names, in registration order.
-        bm25: BM25 score of each tool.
-        description: Cosine similarity of the query to each tool's description, or
-            ``None`` without an embedder.
-        name: Cosine similarity of the query to each tool's name words, or ``None``.
-    """
-
-    names: list[str]
-    bm25: npt.NDArray[np.float32]
-    description: npt.NDArray[np.float32] | None
-    name: npt.NDArray[np.float32] | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -195,6 +118,8 @@ class CatalogIndex:
         self._vector_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._query_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._all_slots: npt.NDArray[np.intp] | None = None
+        self._examples = ExampleSet(dim)
+        self._learned: dict[str, tuple[str, ...]] = {}
         self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_change)
         for name in registry.names():
             self._sync(name)
@@ -220,6 +145,7 @@ class CatalogIndex:
                 if current is not None:
                     self._drop(current)
                     del self._records[name]
+                    self._examples.set(name, ())
                 return
             spec = tool.spec
             if current is not None and current.spec is spec:
@@ -238,7 +164,7 @@ class CatalogIndex:
                 keys=(_key(texts[0]), _key(texts[1])),
             )
             self._records[name] = record
-            self._bm25.set(slot, document_terms(spec, name_repeat=self.ranking.name_repeat))
+            self._index_text(record)
             self._by_category.setdefault(record.category, set()).add(name)
             for action in record.actions:
                 self._by_action.setdefault(action, set()).add(name)
@@ -246,6 +172,42 @@ class CatalogIndex:
                 self._has_vector[slot] = False
                 self._fill_from_cache(record)
             self._all_slots = None
+
+    def _index_text(self, record: _Record) -> None:
+        """Index ``record``'s BM25 document and examples (its own and the learned ones).
+        Call with the lock held."""
+        spec = record.spec
+        examples = (*spec.examples, *self._learned.get(spec.name, ()))
+        self._examples.set(spec.name, examples)
+        terms = document_terms(spec, name_repeat=self.ranking.name_repeat)
+        for example in examples:
+            terms += tokenize(example)
+        self._bm25.set(record.slot, terms)
+
+    def set_learned(self, tool: str, queries: Collection[str]) -> None:
+        """Make ``queries`` the requests learned for ``tool``: they rank it as its own
+        examples do (kept for a tool that is not, or no longer, in the registry)."""
+        with self._lock:
+            learned = tuple(queries)
+            if self._learned.get(tool, ()) == learned:
+                return
+            if learned:
+                self._learned[tool] = learned
+            else:
+                self._learned.pop(tool, None)
+            record = self._records.get(tool)
+            if record is not None:
+                self._index_text(record)
+
+    def learned(self) -> dict[str, tuple[str, ...]]:
+        """The requests learned per tool (see :meth:`set_learned`)."""
+        with self._lock:
+            return dict(self._learned)
+
+    def examples(self, tool: str) -> tuple[str, ...]:
+        """The examples ``tool`` is ranked by: its own, then the learned ones."""
+        with self._lock:
+            return self._examples.texts(tool)
 
     def _take_slot(self, name: str) -> int:
         if self._free:
@@ -321,6 +283,24 @@ class CatalogIndex:
         with self._lock:
             return {a: len(n) for a, n in sorted(self._by_action.items())}
 
+    def by_category(self) -> dict[str, list[str]]:
+        """The tool names of each category (tools without one under
+        ``"uncategorized"``), categories sorted, tools in registration order."""
+        with self._lock:
+            return {
+                c: [n for n in self._records if n in names]
+                for c, names in sorted(self._by_category.items())
+            }
+
+    def by_action(self) -> dict[str, list[str]]:
+        """The tool names declaring each action, actions sorted, tools in registration
+        order."""
+        with self._lock:
+            return {
+                a: [n for n in self._records if n in names]
+                for a, names in sorted(self._by_action.items())
+            }
+
     def unknown_filters(
         self, categories: Collection[str] = (), actions: Collection[str] = ()
     ) -> tuple[list[str], list[str]]:
@@ -368,6 +348,7 @@ class CatalogIndex:
         embedder = self.embedder
         if embedder is None:
             return
+        self._ensure_example_vectors(embedder)
         if bool(self._has_vector[slots].all()):
             return
         with self._embed_mutex:
@@ -394,6 +375,22 @@ class CatalogIndex:
                 for record in self._records.values():
                     if not self._has_vector[record.slot]:
                         self._fill_from_cache(record)
+
+    def _ensure_example_vectors(self, embedder: Embedder) -> None:
+        """Embed the examples that have no vector yet (a learned query's vector is
+        usually still in the query cache)."""
+        with self._lock:
+            if not self._examples:
+                return
+            missing = self._examples.missing()
+            if not missing:
+                return
+            known = {t: self._query_cache[t] for t in missing if t in self._query_cache}
+        todo = [t for t in missing if t not in known]
+        if todo:
+            known.update(zip(todo, embedder.embed(todo), strict=True))
+        with self._lock:
+            self._examples.fill(known)
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
         embedder = self.embedder
@@ -431,6 +428,7 @@ class CatalogIndex:
         actions: Collection[str] = (),
         limit: int = 5,
         mode: SearchMode | None = None,
+        offset: int = 0,
     ) -> tuple[list[CatalogEntry], int]:
         """The best tools for ``query`` among those passing the filters.
 
@@ -444,6 +442,7 @@ class CatalogIndex:
             actions: Keep only tools declaring one of these actions.
             limit: The most entries to return.
             mode: Override the index's :class:`Ranking` mode for this search.
+            offset: Skip this many of the best entries (for the next page).
 
         Returns:
             The entries, best first, and how many tools passed the filters.
@@ -454,10 +453,12 @@ class CatalogIndex:
         """
         chosen = self._mode(mode)
         query = " ".join(query.split())[:_MAX_QUERY_CHARS]
+        start = max(0, offset)
+        window = (start, start + max(0, limit))
         if not query or chosen == "bm25":
-            return self._search(query, categories, actions, max(0, limit), chosen)
+            return self._search(query, categories, actions, window, chosen)
         return await anyio.to_thread.run_sync(
-            self._search, query, categories, actions, max(0, limit), chosen
+            self._search, query, categories, actions, window, chosen
         )
 
     def _search(
@@ -465,7 +466,7 @@ class CatalogIndex:
         query: str,
         categories: Collection[str],
         actions: Collection[str],
-        limit: int,
+        window: tuple[int, int],
         mode: SearchMode,
     ) -> tuple[list[CatalogEntry], int]:
         if query and mode != "bm25":
@@ -478,16 +479,35 @@ class CatalogIndex:
         with self._lock:
             slots = self._candidates(categories, actions)
             total = len(slots)
+            start, stop = window
             if not query or not total:
-                chosen = slots[:limit]
+                chosen = slots[start:stop]
             else:
                 scores = self._scores(query, slots, qvec)
                 fused = self._fuse(scores, mode)
-                order = np.argsort(-fused, kind="stable")[:limit]
+                self._boost_exact(query, slots, fused)
+                order = np.argsort(-fused, kind="stable")[start:stop]
                 if mode == "bm25" or scores.description is None:
                     order = order[scores.bm25[order] > 0]
                 chosen = slots[order]
             return [self._records[self._slots[s] or ""].entry for s in _ints(chosen)], total
+
+    def _slot_of(self, tool: str) -> int:
+        record = self._records.get(tool)
+        return -1 if record is None else record.slot
+
+    def _boost_exact(
+        self, query: str, slots: npt.NDArray[np.intp], fused: npt.NDArray[np.float32]
+    ) -> None:
+        """Put first the tools one of whose examples is exactly ``query``. Call with
+        the lock held."""
+        tools = self._examples.exact(query) if self._examples else []
+        if not tools:
+            return
+        wanted = {self._records[t].slot for t in tools if t in self._records}
+        hit = np.fromiter((int(s) in wanted for s in slots), dtype=np.bool_, count=len(slots))
+        if bool(hit.any()):
+            fused[hit] += float(np.abs(fused).max()) * 2 + 1.0
 
     def _fuse(self, scores: CatalogScores, mode: SearchMode) -> npt.NDArray[np.float32]:
         r = self.ranking
@@ -497,6 +517,8 @@ class CatalogIndex:
             (scores.description, r.description_weight, False),
             (scores.name, r.name_weight, False),
         ]
+        if scores.example is not None:
+            signals.append((scores.example, r.example_weight, False))
         if mode == "hybrid":
             signals.append((scores.bm25, r.bm25_weight, True))
         return fuse_scores(signals, r)
@@ -518,8 +540,19 @@ class CatalogIndex:
         flat = self._vectors[:size].reshape(size * width, -1) @ qvec
         cosine = flat.reshape(size, width)[slots].astype(np.float32, copy=False)
         cosine[~self._has_vector[slots]] = 0.0
+        description = cosine[:, 0].copy()
+        example = None
+        if self._examples:
+            full = flat.reshape(size, width)[:, 0].astype(np.float32)
+            full[~self._has_vector[:size]] = 0.0
+            best = self._examples.scores(qvec, self._slot_of, full)
+            example = None if best is None else best[slots]
         return CatalogScores(
-            names=names, bm25=bm25, description=cosine[:, 0].copy(), name=cosine[:, 1].copy()
+            names=names,
+            bm25=bm25,
+            description=description,
+            name=cosine[:, 1].copy(),
+            example=example,
         )
 
     def score(self, query: str) -> CatalogScores:

@@ -12,12 +12,15 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from satchel._errors import SatchelUsageError
+from satchel._errors import InvalidInputError, SatchelUsageError
 from satchel.consent import ApprovalPolicy, PermissionBroker, gated_call
 from satchel.embed import Embedder, default_embedder
-from satchel.meta._catalog import CatalogEntry, CatalogIndex
+from satchel.meta._catalog import CatalogIndex
+from satchel.meta._entry import CatalogEntry
+from satchel.meta._learning import UsageLearning
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
+from satchel.meta._usage import LearnedPair, MemoryUsageStore, UsageStore, catalog_id
 from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
 from satchel.schema import Dialect, tool_definition
 from satchel.tools import (
@@ -49,6 +52,7 @@ class Discovery(BaseModel):
             a candidate, so :attr:`total` counts candidates, not matches).
         categories: For the overview (no query, no filter): tools per category.
         actions: For the overview: tools per declared action.
+        offset: How many of the best entries this page skipped.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -58,6 +62,7 @@ class Discovery(BaseModel):
     ranked: bool = False
     categories: dict[str, int] | None = None
     actions: dict[str, int] | None = None
+    offset: int = 0
 
     def for_model(self) -> dict[str, Any]:
         """The compact form a model reads: one row per tool under ``columns`` (and
@@ -80,21 +85,30 @@ class Discovery(BaseModel):
             out["versions"] = versions
         if not rows:
             out["next"] = "Nothing matched; try other words or no filters."
-        elif not self.ranked and self.total > len(rows):
-            out["more"] = self.total - len(rows)
+        elif self.total > self.offset + len(rows):
+            if not self.ranked:
+                out["more"] = self.total - self.offset - len(rows)
+            out["next_offset"] = self.offset + len(rows)
         return out
 
 
 class _Pinned(WrapperTool):
     """A pinned tool, its calls gated like ``invoke_tool``'s."""
 
-    def __init__(self, inner: BaseTool, broker: PermissionBroker, policy: ApprovalPolicy) -> None:
+    def __init__(
+        self,
+        inner: BaseTool,
+        broker: PermissionBroker,
+        policy: ApprovalPolicy,
+        learning: UsageLearning,
+    ) -> None:
         super().__init__(inner)
         self.broker = broker
         self.policy = policy
+        self.learning = learning
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return await gated_call(
+        result = await gated_call(
             self.inner.spec,
             args,
             ctx,
@@ -103,6 +117,9 @@ class _Pinned(WrapperTool):
             retry_hint=_INVOKE_HINT,
             policy=self.policy,
         )
+        if result.ok:
+            await self.learning.succeeded(self.inner.spec.name, ctx)
+        return result
 
 
 class MetaTools:
@@ -130,6 +147,16 @@ class MetaTools:
         approval: Which calls of ``invoke_tool`` and the pinned tools wait for a human
             (:class:`~satchel.consent.ApprovalPolicy`); ``discover_tools`` rows say so
             in their ``needs_approval`` column.
+        learn: Learn from use: a ``discover_tools`` query followed by a successful
+            call of a tool (through ``invoke_tool`` or pinned) in the same session is
+            stored in ``usage`` and ranks that tool for similar queries from then on.
+            ``False`` records nothing (stored pairs still rank).
+        usage: Where learned pairs live: a new in-memory
+            :class:`~satchel.meta.MemoryUsageStore` when ``None``, or a
+            :class:`~satchel.meta.SQLiteUsageStore` to keep them across processes.
+        catalog: The id learned pairs are kept under; by default derived from the
+            catalog's tool names when the meta-tools are made
+            (:func:`~satchel.meta.catalog_id`).
 
     Raises:
         SatchelUsageError: A pinned name is not in the catalog or is a meta-tool's name.
@@ -150,6 +177,9 @@ class MetaTools:
         pinned: Sequence[str] = (),
         ranking: Ranking = DEFAULT_RANKING,
         approval: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
+        learn: bool = True,
+        usage: UsageStore | None = None,
+        catalog: str | None = None,
     ) -> None:
         self.source = registry
         self.broker = broker if broker is not None else PermissionBroker()
@@ -157,6 +187,12 @@ class MetaTools:
         self.dialect: Dialect = dialect
         model = default_embedder() if embedder == "default" else embedder
         self.index = CatalogIndex(registry, embedder=model, ranking=ranking, approval=self.approval)
+        self.learning = UsageLearning(
+            self.index,
+            usage if usage is not None else MemoryUsageStore(),
+            catalog or catalog_id(registry.names()),
+            enabled=learn,
+        )
         meta_tools: list[BaseTool] = [DiscoverTools(self), GetToolSchema(self), InvokeTool(self)]
         self.registry = ToolRegistry(meta_tools, context=registry.context)
         self.pinned = tuple(dict.fromkeys(pinned))
@@ -168,7 +204,7 @@ class MetaTools:
                 close = registry.suggest(name)
                 hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
                 raise SatchelUsageError(f"Cannot pin {name!r}: no such tool.{hint}")
-            self.registry.register(_Pinned(tool, self.broker, self.approval))
+            self.registry.register(_Pinned(tool, self.broker, self.approval, self.learning))
         self._unsubscribe: Callable[[], None] | None = (
             registry.subscribe(self._on_change) if self.pinned else None
         )
@@ -181,7 +217,9 @@ class MetaTools:
             if event.name in self.registry:
                 self.registry.unregister(event.name)
         else:
-            self.registry.register(_Pinned(tool, self.broker, self.approval), replace=True)
+            self.registry.register(
+                _Pinned(tool, self.broker, self.approval, self.learning), replace=True
+            )
 
     def close(self) -> None:
         """Stop following the catalog (idempotent)."""
@@ -191,8 +229,53 @@ class MetaTools:
             unsubscribe()
 
     async def prepare(self) -> None:
-        """Embed the whole catalog now (otherwise the first query does it)."""
+        """Load the learned pairs and embed the whole catalog now (otherwise the first
+        query does it)."""
+        await self.learning.ensure_loaded()
         await self.index.prepare()
+
+    @property
+    def catalog_id(self) -> str:
+        """The id this catalog's learned pairs are kept under."""
+        return self.learning.catalog
+
+    def by_category(self) -> dict[str, list[str]]:
+        """The tool names of each category (see :meth:`CatalogIndex.by_category`)."""
+        return self.index.by_category()
+
+    def by_action(self) -> dict[str, list[str]]:
+        """The tool names declaring each action (see :meth:`CatalogIndex.by_action`)."""
+        return self.index.by_action()
+
+    # -- learning from use ----------------------------------------------------------
+
+    async def add_learned(self, query: str, tool: str) -> LearnedPair:
+        """Teach that ``tool`` serves ``query`` (as a successful call after
+        ``discover_tools(query)`` does).
+
+        Raises:
+            InvalidInputError: An empty or overlong query, or no such tool.
+            StorageError: The usage store failed.
+
+        Example:
+            >>> await meta.add_learned("mail the invoice to Bob", "send_email")
+        """
+        if not isinstance(tool, str) or tool not in self.source:  # pyright: ignore[reportUnnecessaryIsInstance]
+            close = self.source.suggest(str(tool))
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise InvalidInputError(f"There is no tool called {tool!r} to learn.{hint}")
+        await self.learning.ensure_loaded()
+        return await self.learning.add(query, tool)
+
+    async def learned(self, tool: str | None = None) -> list[LearnedPair]:
+        """The learned pairs (only ``tool``'s when given), most recently used first."""
+        return await self.learning.pairs(tool)
+
+    async def forget_learned(self, *, query: str | None = None, tool: str | None = None) -> int:
+        """Forget the learned pairs matching ``query`` and/or ``tool`` (all of them when
+        both are ``None``); returns how many went."""
+        await self.learning.ensure_loaded()
+        return await self.learning.forget(query=query, tool=tool)
 
     # -- what the three tools do --------------------------------------------------
 
@@ -203,8 +286,13 @@ class MetaTools:
         categories: Collection[str] = (),
         actions: Collection[str] = (),
         limit: int = 5,
+        offset: int = 0,
+        ctx: ToolContext | None = None,
     ) -> Discovery:
         """Search the catalog, or (no query, no filter) count tools per category.
+
+        With ``ctx``, the query is remembered for that session: a successful call that
+        follows teaches the ranking (see ``learn``).
 
         Raises:
             SatchelUsageError: An unknown category or action.
@@ -216,10 +304,15 @@ class MetaTools:
                 categories=self.index.categories(),
                 actions=self.index.actions(),
             )
+        await self.learning.ensure_loaded()
         entries, total = await self.index.search(
-            query, categories=categories, actions=actions, limit=limit
+            query, categories=categories, actions=actions, limit=limit, offset=offset
         )
-        return Discovery(tools=entries, total=total, ranked=bool(query.strip()))
+        if ctx is not None:
+            self.learning.noted(query, ctx)
+        return Discovery(
+            tools=entries, total=total, ranked=bool(query.strip()), offset=max(0, offset)
+        )
 
     def tool_schema(self, tool_name: str) -> dict[str, Any] | None:
         """The full definition of a catalog tool in :attr:`dialect` (with its
@@ -243,6 +336,8 @@ class MetaTools:
             definition["versions"] = list(self.source.versions(spec.name))
         if spec.deprecated:
             definition["deprecated"] = spec.deprecated
+        if spec.examples:
+            definition["examples"] = list(spec.examples)
         return definition
 
     async def invoke(
@@ -280,7 +375,7 @@ class MetaTools:
             except Exception as exc:  # a tool that broke its own contract
                 return result_from_exception(tool_name, exc)
 
-        return await gated_call(
+        result = await gated_call(
             tool.spec,
             args,
             context,
@@ -289,6 +384,9 @@ class MetaTools:
             retry_hint=_INVOKE_HINT,
             policy=self.approval,
         )
+        if result.ok:
+            await self.learning.succeeded(tool_name, context)
+        return result
 
     # -- errors in words a model can act on -----------------------------------------
 

@@ -5,7 +5,9 @@ no top-N cut-off before fusion):
 
 * ``bm25``: BM25 over the tool's name words, summary, description and parameter names;
 * ``description``: cosine similarity of the query to the tool's description;
-* ``name``: cosine similarity of the query to the words of the tool's name.
+* ``name``: cosine similarity of the query to the words of the tool's name;
+* ``example``: only when some tool has example requests (written or learned): the best
+  cosine of the query to one of a tool's examples (see :mod:`satchel.meta._examples`).
 
 Each signal is normalised over the candidates, then combined with its weight:
 
@@ -65,6 +67,9 @@ class Ranking(BaseModel):
         bm25_weight: Weight of the BM25 signal.
         description_weight: Weight of the description-embedding signal.
         name_weight: Weight of the name-embedding signal.
+        example_weight: Weight of the example signal (the best cosine to one of a
+            tool's example requests, written or learned; used only when some tool has
+            one, so it leaves a catalog without examples ranked as before).
         rrf_k: The RRF constant (``rrf`` only).
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
@@ -78,6 +83,7 @@ class Ranking(BaseModel):
     bm25_weight: float = Field(default=0.2, ge=0.0)
     description_weight: float = Field(default=0.6, ge=0.0)
     name_weight: float = Field(default=0.2, ge=0.0)
+    example_weight: float = Field(default=0.6, ge=0.0)
     rrf_k: float = Field(default=60.0, gt=0.0)
     k1: float = Field(default=1.2, gt=0.0)
     b: float = Field(default=0.75, ge=0.0, le=1.0)

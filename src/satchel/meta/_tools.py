@@ -47,6 +47,7 @@ class DiscoverIn(BaseModel):
     categories: list[str] = Field(default_factory=list[str], description="Only these categories.")
     actions: list[str] = Field(default_factory=list[str], description="Only these actions.")
     limit: int = Field(default=5, ge=1, le=MAX_LIMIT)
+    offset: int = Field(default=0, ge=0)
 
 
 class SchemaIn(BaseModel):
@@ -115,8 +116,8 @@ class DiscoverTools(_MetaTool):
 
     name = "discover_tools"
     description = (
-        "Find tools for a task. Give query (what you want to do) and/or categories or "
-        "actions; no arguments lists the categories."
+        "Find tools for a task: give query (what you want to do) and/or categories or "
+        "actions; none lists categories."
     )
     usage_rule = FLOW_RULE
     input_model = DiscoverIn
@@ -134,6 +135,8 @@ class DiscoverTools(_MetaTool):
             categories=params.categories,
             actions=params.actions,
             limit=params.limit,
+            offset=params.offset,
+            ctx=ctx,
         )
         return ToolResult(self.name, found.for_model())
 

@@ -83,6 +83,7 @@ def _definition(
             dialect,
             output_schema=s.output_schema,
             annotations=_spec_annotations(s),
+            examples=s.examples,
         )
     except SatchelUsageError as exc:
         logger.warning("the tool %r is left out of the %s schemas: %s", listed, dialect, exc)
@@ -94,5 +95,5 @@ def _definition(
         }
         if s.deprecated:
             meta["satchel/deprecated"] = s.deprecated
-        definition["_meta"] = meta
+        definition["_meta"] = {**definition.get("_meta", {}), **meta}
     return definition

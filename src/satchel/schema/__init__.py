@@ -24,7 +24,7 @@ Example:
 """
 
 from satchel.schema._check import Violation, check
-from satchel.schema._definition import check_definition, tool_definition
+from satchel.schema._definition import EXAMPLES_META_KEY, check_definition, tool_definition
 from satchel.schema._dialects import DIALECTS, Dialect, for_dialect
 from satchel.schema._normalize import normalize, operations
 from satchel.schema._operations import OperationInfo
@@ -32,6 +32,7 @@ from satchel.schema._strict import drop_strict_nulls
 
 __all__ = [
     "DIALECTS",
+    "EXAMPLES_META_KEY",
     "Dialect",
     "OperationInfo",
     "Violation",

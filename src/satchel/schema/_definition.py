@@ -23,8 +23,8 @@ and a definition has a non-empty description.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, assert_never
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, assert_never
 
 from satchel._errors import SatchelUsageError, SchemaError
 from satchel.schema._check import Violation, check_at
@@ -32,7 +32,11 @@ from satchel.schema._dialects import Dialect, for_dialect, require_dialect
 from satchel.schema._keywords import JsonObject, as_object, pointer
 from satchel.schema._normalize import normalize
 
-__all__ = ["check_definition", "tool_definition"]
+__all__ = ["EXAMPLES_META_KEY", "check_definition", "tool_definition"]
+
+EXAMPLES_META_KEY: Final = "satchel/examples"
+"""The ``_meta`` key of an MCP tool definition that carries the tool's example requests
+(:attr:`satchel.tools.ToolSpec.examples`), so a mounted satchel keeps them."""
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """satchel's rule for tool names, prefixes included (also OpenAI's and Anthropic's)."""
@@ -74,6 +78,7 @@ def tool_definition(
     output_schema: Mapping[str, Any] | None = None,
     annotations: Mapping[str, bool | None] | None = None,
     title: str | None = None,
+    examples: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A tool definition in one provider's own shape, parameters adapted to it.
 
@@ -91,6 +96,8 @@ def tool_definition(
         annotations: ``read_only``, ``destructive``, ``idempotent``, ``open_world``
             hints (``None`` values are left out); only MCP carries them.
         title: A human-readable title; only MCP carries it.
+        examples: Example requests the tool serves; only MCP carries them, in
+            ``_meta`` under :data:`EXAMPLES_META_KEY`.
 
     Returns:
         A new dict, such as ``{"type": "function", "function": {...}}`` for OpenAI.
@@ -147,7 +154,10 @@ def tool_definition(
                 declaration["parameters"] = adapted
             return declaration
         case "mcp":
-            return _mcp_tool(name, description, params, output_schema, annotations, title)
+            tool = _mcp_tool(name, description, params, output_schema, annotations, title)
+            if examples:
+                tool["_meta"] = {EXAMPLES_META_KEY: list(examples)}
+            return tool
         case _:
             assert_never(known)
 

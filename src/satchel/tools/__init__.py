@@ -5,10 +5,13 @@ from satchel.tools._base import BaseTool, ToolLookup, result_from_exception
 from satchel.tools._context import HumanAsker, ProgressReporter, ToolContext
 from satchel.tools._function import FunctionTool, tool
 from satchel.tools._metadata import (
+    MAX_EXAMPLE_CHARS,
+    MAX_EXAMPLES,
     VERSION_PATTERN,
     ToolMetadata,
     ToolOptions,
     build_spec,
+    check_examples,
     check_version,
 )
 from satchel.tools._raw import RawTool
@@ -17,6 +20,8 @@ from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive
 from satchel.tools._typed import Tool, build_plan, check_name
 
 __all__ = [
+    "MAX_EXAMPLES",
+    "MAX_EXAMPLE_CHARS",
     "VERSION_PATTERN",
     "ArgumentsError",
     "BaseTool",
@@ -36,6 +41,7 @@ __all__ = [
     "ToolSpec",
     "build_plan",
     "build_spec",
+    "check_examples",
     "check_name",
     "check_version",
     "decode_arguments",

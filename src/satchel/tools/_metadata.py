@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Final, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,7 +25,16 @@ from satchel.tools._spec import (
     destructive_by_action,
 )
 
-__all__ = ["VERSION_PATTERN", "ToolMetadata", "ToolOptions", "build_spec", "check_version"]
+__all__ = [
+    "MAX_EXAMPLES",
+    "MAX_EXAMPLE_CHARS",
+    "VERSION_PATTERN",
+    "ToolMetadata",
+    "ToolOptions",
+    "build_spec",
+    "check_examples",
+    "check_version",
+]
 
 VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 """What a tool version may look like: ``1``, ``2``, ``2.1``, ``2024-06``, ``beta``."""
@@ -68,6 +77,9 @@ class ToolOptions(TypedDict, total=False):
         deprecated: Marks this version deprecated; its results carry this notice.
         requires: Tools that must have run earlier in the same turn (the agent runtime
             enforces it; the registry checks the names when the tool is registered).
+        examples: Example requests the tool serves, in a user's words ("mail Bob the
+            report"); ``discover_tools`` ranks by them and ``get_tool_schema`` shows
+            them.
     """
 
     summary: str | None
@@ -81,6 +93,44 @@ class ToolOptions(TypedDict, total=False):
     version: str | None
     deprecated: str | None
     requires: Sequence[str]
+    examples: Sequence[str]
+
+
+MAX_EXAMPLES: Final = 50
+"""The most example requests one tool may carry."""
+MAX_EXAMPLE_CHARS: Final = 500
+"""The longest example request, in characters."""
+
+
+def check_examples(examples: Any, *, tool: str = "") -> tuple[str, ...]:
+    """``examples`` as a tuple of distinct, whitespace-folded, non-empty strings.
+
+    Raises:
+        SatchelUsageError: ``examples`` is a single string or not a sequence of strings,
+            has more than :data:`MAX_EXAMPLES` items, or one is longer than
+            :data:`MAX_EXAMPLE_CHARS`.
+
+    Example:
+        >>> check_examples(["add 2 and 3", "  add 2   and 3 "])
+        ('add 2 and 3',)
+    """
+    where = f"Tool {tool!r}: " if tool else ""
+    if isinstance(examples, str) or not isinstance(examples, Sequence):
+        raise SatchelUsageError(f"{where}examples must be a list of strings, not {examples!r}.")
+    out: dict[str, None] = {}
+    for item in cast(Sequence[Any], examples):
+        if not isinstance(item, str):
+            raise SatchelUsageError(f"{where}every example must be a string, not {item!r}.")
+        text = " ".join(item.split())
+        if len(text) > MAX_EXAMPLE_CHARS:
+            raise SatchelUsageError(
+                f"{where}an example is {len(text)} characters; keep each under {MAX_EXAMPLE_CHARS}."
+            )
+        if text:
+            out[text] = None
+    if len(out) > MAX_EXAMPLES:
+        raise SatchelUsageError(f"{where}{len(out)} examples; give at most {MAX_EXAMPLES}.")
+    return tuple(out)
 
 
 class ToolMetadata(BaseModel):
@@ -113,6 +163,7 @@ class ToolMetadata(BaseModel):
     deprecated: str | None = None
     """See :class:`ToolOptions`."""
     requires: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
     """See :class:`ToolOptions`."""
 
     @classmethod
@@ -138,6 +189,7 @@ class ToolMetadata(BaseModel):
             version=check_version(options.get("version")),
             deprecated=options.get("deprecated"),
             requires=tuple(options.get("requires", ())),
+            examples=check_examples(options.get("examples", ())),
         )
 
 
@@ -193,4 +245,5 @@ def build_spec(
         version=meta.version,
         deprecated=meta.deprecated,
         requires=meta.requires,
+        examples=meta.examples,
     )

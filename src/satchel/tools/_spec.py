@@ -106,6 +106,10 @@ class ToolSpec(BaseModel):
     requires: tuple[str, ...] = ()
     """Tools that must have run (and succeeded) earlier in the same turn before this one
     may run; the agent runtime enforces it and the registry checks the names."""
+    examples: tuple[str, ...] = ()
+    """Example requests the tool serves, in a user's words: ``discover_tools`` ranks by
+    them (as it does by the requests it learned from use) and ``get_tool_schema`` shows
+    them."""
 
     @property
     def is_write(self) -> bool:

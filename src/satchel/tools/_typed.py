@@ -286,6 +286,8 @@ class Tool(BaseTool, Generic[InT, OutT]):
     deprecated: ClassVar[str | None] = None
     requires: ClassVar[tuple[str, ...]] = ()
     operation_annotations: ClassVar[Mapping[str, ToolAnnotations]] = {}
+    examples: ClassVar[tuple[str, ...]] = ()
+    """Example requests the tool serves (see :class:`~satchel.tools.ToolOptions`)."""
     memory_gated: ClassVar[bool] = False
     """Its writes go through a memory store's permission gate (see
     :attr:`ToolSpec.memory_gated <satchel.tools.ToolSpec.memory_gated>`)."""
@@ -343,6 +345,7 @@ class Tool(BaseTool, Generic[InT, OutT]):
                     version=self.version,
                     deprecated=self.deprecated,
                     requires=tuple(self.requires),
+                    examples=self.examples,
                 ),
                 operation_annotations=self.operation_annotations,
             ),

@@ -10,18 +10,29 @@ arguments against the remote input schema and forwards the call to its
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 import mcp_types as types
 
-from satchel._errors import ErrorKind
+from satchel._errors import ErrorKind, SatchelUsageError
 from satchel.mcp._wire import ERROR_META_KEY, NOTICE_META_KEY, VERSION_META_KEY
-from satchel.tools import VERSION_PATTERN, ErrorInfo, RawTool, ToolContext, ToolResult
+from satchel.schema import EXAMPLES_META_KEY
+from satchel.tools import (
+    VERSION_PATTERN,
+    ErrorInfo,
+    RawTool,
+    ToolContext,
+    ToolResult,
+    check_examples,
+)
 
 if TYPE_CHECKING:
     from satchel.mcp.mount._mount import MountedServer
+
+logger = logging.getLogger("satchel.mcp.mount")
 
 __all__ = ["RemoteTool", "local_tool_name", "remote_result"]
 
@@ -59,6 +70,19 @@ def _not_called(args: dict[str, Any]) -> str:
     raise AssertionError("RemoteTool forwards calls itself")
 
 
+def _examples(remote: types.Tool) -> tuple[str, ...]:
+    """The example requests a tool's ``_meta`` carries (as a satchel server sends
+    them); none when they are missing or not a list of short strings."""
+    raw: Any = (remote.meta or {}).get(EXAMPLES_META_KEY)
+    if not isinstance(raw, list):
+        return ()
+    try:
+        return check_examples(raw, tool=remote.name)
+    except SatchelUsageError as exc:
+        logger.warning("ignoring the examples of the remote tool %r: %s", remote.name, exc)
+        return ()
+
+
 class RemoteTool(RawTool):
     """A tool of a mounted MCP server, registered under a local name.
 
@@ -87,6 +111,7 @@ class RemoteTool(RawTool):
             open_world=hints.open_world_hint,
             output_schema=_object_schema(remote.output_schema),
             version=_remote_version(remote),
+            examples=_examples(remote),
         )
         self.remote_name = remote.name
         self.mount = mount
