@@ -25,7 +25,7 @@ from satchel._errors import (
     SatchelUsageError,
     VersionConflictError,
 )
-from satchel.cli import _approvals, _chat, _install, _memory, _run, _serve, _tools
+from satchel.cli import _approvals, _chat, _install, _memory, _run, _serve_command, _tools
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
@@ -38,7 +38,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 
 COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
-    ("serve", _serve.serve),
+    ("serve", _serve_command.serve),
     ("install", _install.install),
     ("run", _run.run),
     ("chat", _chat.chat),
