@@ -15,20 +15,15 @@ thread so the event loop never blocks on SQLite. ``sqlite3`` errors are mapped t
 from __future__ import annotations
 
 import sqlite3
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final
 
-import anyio.to_thread
-
-from satchel._errors import StorageError
-from satchel._migrations import Migration, migrate_sqlite
+from satchel._migrations import Migration
+from satchel._sqlite_file import SQLiteFile
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
 
 __all__ = ["SQLiteApprovalStore"]
 
-_T = TypeVar("_T")
 _Requests = list[ApprovalRequest]
 COMPONENT: Final = "consent"
 """The approval store's name in the migrations table."""
@@ -84,53 +79,13 @@ class SQLiteApprovalStore:
     def __init__(self, path: str | Path, *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
-        self.applied_migrations: list[str] = []
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._closed = False
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StorageError(f"the approval store {str(self.path)!r} is closed")
-        if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path,
-                timeout=self.busy_timeout,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                self.applied_migrations = migrate_sqlite(conn, COMPONENT, MIGRATIONS)
-            except BaseException:
-                conn.close()
-                raise
-            self._conn = conn
-        return self._conn
-
-    def _run(self, function: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
-        with self._lock:
-            try:
-                conn = self._connection()
-                if not write:
-                    return function(conn)
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = function(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                return result
-            except (sqlite3.Error, OSError) as exc:
-                raise StorageError(f"approval store {str(self.path)!r} failed: {exc}") from exc
-
-    async def _call(self, function: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
-        return await anyio.to_thread.run_sync(lambda: self._run(function, write=write))
+        self._file = SQLiteFile(
+            self.path,
+            what="approval store",
+            component=COMPONENT,
+            migrations=MIGRATIONS,
+            busy_timeout=busy_timeout,
+        )
 
     async def insert(self, request: ApprovalRequest) -> None:
         """Store a new request."""
@@ -142,7 +97,7 @@ class SQLiteApprovalStore:
                 _row(request),
             )
 
-        await self._call(insert, write=True)
+        await self._file.call(insert, write=True)
 
     async def get(self, request_id: str) -> ApprovalRequest | None:
         """The request with this id, or ``None``."""
@@ -153,7 +108,7 @@ class SQLiteApprovalStore:
             ).fetchall()
             return _load(rows)
 
-        found = await self._call(get, write=False)
+        found = await self._file.call(get, write=False)
         return found[0] if found else None
 
     async def list(self, status: ApprovalStatus | None = None) -> _Requests:
@@ -172,7 +127,7 @@ class SQLiteApprovalStore:
                 ).fetchall()
             return _load(rows)
 
-        return await self._call(select, write=False)
+        return await self._file.call(select, write=False)
 
     async def by_scope(self, scope_key: str, status: ApprovalStatus) -> _Requests:
         """Requests with this scope key and status, oldest first."""
@@ -185,7 +140,7 @@ class SQLiteApprovalStore:
             ).fetchall()
             return _load(rows)
 
-        return await self._call(select, write=False)
+        return await self._file.call(select, write=False)
 
     async def swap(self, request: ApprovalRequest, *, expect: ApprovalStatus) -> bool:
         """Replace the record if its stored status is still ``expect`` (one ``UPDATE``)."""
@@ -197,12 +152,13 @@ class SQLiteApprovalStore:
             )
             return cursor.rowcount == 1
 
-        return await self._call(update, write=True)
+        return await self._file.call(update, write=True)
 
     async def close(self) -> None:
         """Close the connection (idempotent)."""
-        with self._lock:
-            self._closed = True
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        self._file.close()
+
+    @property
+    def applied_migrations(self) -> list[str]:
+        """The migrations this process applied when it opened the file."""
+        return self._file.applied_migrations

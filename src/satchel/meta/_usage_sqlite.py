@@ -10,21 +10,17 @@ thread; ``sqlite3`` errors are mapped to :class:`~satchel.StorageError` here.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final
 
-import anyio.to_thread
-
-from satchel._errors import InvalidInputError, StorageError
-from satchel._migrations import Migration, migrate_sqlite
+from satchel._errors import InvalidInputError
+from satchel._migrations import Migration
+from satchel._sqlite_file import SQLiteFile
 from satchel.meta._usage import DEFAULT_MAX_PAIRS, LearnedPair, check_pair
 
 __all__ = ["SQLiteUsageStore"]
 
-_T = TypeVar("_T")
 COMPONENT: Final = "meta"
 """The learned pairs' name in the migrations table."""
 
@@ -79,49 +75,13 @@ class SQLiteUsageStore:
         self.path = Path(path)
         self.max_pairs = max_pairs
         self.busy_timeout = busy_timeout
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._closed = False
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._closed:
-            raise StorageError(f"the learned-pairs store {str(self.path)!r} is closed")
-        if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(
-                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-                migrate_sqlite(conn, COMPONENT, MIGRATIONS)
-            except BaseException:
-                conn.close()
-                raise
-            self._conn = conn
-        return self._conn
-
-    def _run(self, function: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
-        with self._lock:
-            try:
-                conn = self._connection()
-                if not write:
-                    return function(conn)
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = function(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
-                return result
-            except (sqlite3.Error, OSError) as exc:
-                raise StorageError(f"learned-pairs store {str(self.path)!r} failed: {exc}") from exc
-
-    async def _call(self, function: Callable[[sqlite3.Connection], _T], *, write: bool) -> _T:
-        return await anyio.to_thread.run_sync(lambda: self._run(function, write=write))
+        self._file = SQLiteFile(
+            self.path,
+            what="learned-pairs store",
+            component=COMPONENT,
+            migrations=MIGRATIONS,
+            busy_timeout=busy_timeout,
+        )
 
     async def learn(self, catalog: str, query: str, tool: str) -> LearnedPair:
         """See :meth:`~satchel.meta.UsageStore.learn`."""
@@ -150,7 +110,7 @@ class SQLiteUsageStore:
             ).fetchone()
             return _pair(row)
 
-        return await self._call(learn, write=True)
+        return await self._file.call(learn, write=True)
 
     async def pairs(self, catalog: str, *, tool: str | None = None) -> list[LearnedPair]:
         """See :meth:`~satchel.meta.UsageStore.pairs`."""
@@ -162,7 +122,7 @@ class SQLiteUsageStore:
                 sql, args = sql + " AND tool = ?", (catalog, tool)
             return [_pair(row) for row in conn.execute(sql + " ORDER BY seq DESC", args)]
 
-        return await self._call(pairs, write=False)
+        return await self._file.call(pairs, write=False)
 
     async def forget(
         self, catalog: str, *, query: str | None = None, tool: str | None = None
@@ -179,12 +139,8 @@ class SQLiteUsageStore:
         def forget(conn: sqlite3.Connection) -> int:
             return conn.execute(sql, args).rowcount
 
-        return await self._call(forget, write=True)
+        return await self._file.call(forget, write=True)
 
     def close(self) -> None:
         """Close the file (idempotent); later calls raise :class:`~satchel.StorageError`."""
-        with self._lock:
-            self._closed = True
-            conn, self._conn = self._conn, None
-            if conn is not None:
-                conn.close()
+        self._file.close()
