@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from satchel.channels import ChannelConfig
     from satchel.embed import Embedder
     from satchel.mcp import SatchelServer
+    from satchel.meta import UsageStore
     from satchel.toolkit import ToolkitConfig
 
 __all__ = [
@@ -249,11 +250,8 @@ def _meta_tools(
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
     *,
     learn: bool = True,
-    where: Path | str | None = None,
+    usage: UsageStore | None = None,
 ) -> MetaTools:
-    from satchel.meta import SQLiteUsageStore
-
-    usage = SQLiteUsageStore(where) if isinstance(where, Path) else None
     return MetaTools(
         catalog,
         broker=broker,
@@ -394,8 +392,14 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
             )
         if options.lazy:
             _check_pins(catalog, options)
+            usage = None
+            if isinstance(where, Path):  # learned pairs beside memory; in memory on PostgreSQL
+                from satchel.meta import SQLiteUsageStore
+
+                usage = SQLiteUsageStore(where)
+                stack.callback(usage.close)
             meta = _meta_tools(
-                catalog, options.pins, broker, options.approve, learn=options.learn, where=where
+                catalog, options.pins, broker, options.approve, learn=options.learn, usage=usage
             )
             await meta.prepare()
             served = meta.registry

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -40,16 +39,17 @@ from starlette.applications import Starlette
 from satchel import __version__
 from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
 from satchel.mcp._wire import ERROR_META_KEY, NOTICE_META_KEY
-from satchel.mcp.server._channel import CLIENT_CHANNEL_KEY, ClientChannel
+from satchel.mcp.server._channel import ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
 from satchel.mcp.server._feed import SUBSCRIBED_URIS, ChangeFeed
 from satchel.mcp.server._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
 from satchel.mcp.server._projects import AgentResolver
 from satchel.mcp.server._prompts import PromptInfo, PromptProvider
+from satchel.mcp.server._request_context import ContextFactory, RequestContexts
 from satchel.mcp.server._resources import ResourceProvider, ResourceTemplates, ResourceVersions
 from satchel.mcp.server._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 from satchel.mcp.server._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
-from satchel.memory import AgentMemory, MemoryStore, RequestOrigin
+from satchel.memory import MemoryStore
 from satchel.registry import ToolRegistry
 from satchel.tools import ToolContext, ToolResult
 
@@ -60,10 +60,6 @@ if TYPE_CHECKING:
 __all__ = ["ContextFactory", "SatchelServer", "create_server"]
 
 logger = logging.getLogger("satchel.mcp")
-
-
-ContextFactory = Callable[[ClientChannel], ToolContext]
-"""Builds the :class:`~satchel.ToolContext` of one MCP request from its client channel."""
 
 
 def _connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
@@ -157,12 +153,15 @@ class SatchelServer:
         broker: PermissionBroker | None = None,
     ) -> None:
         self.registry = registry
-        self.agent = agent
         self.agents = agents
-        self.memory = memory
-        self.router = router
-        self.broker = broker
-        self._ctx_factory = ctx_factory
+        self._contexts = RequestContexts(
+            agent=agent,
+            agents=agents,
+            factory=ctx_factory,
+            memory=memory,
+            router=router,
+            broker=broker,
+        )
         self._resources = resources
         self._prompts = prompts
         if watch_interval is not None and not watch_interval > 0:
@@ -205,6 +204,11 @@ class SatchelServer:
         self._server.add_notification_handler(
             "notifications/roots/list_changed", types.NotificationParams, self._on_roots_changed
         )
+
+    @property
+    def agent(self) -> str:
+        """The agent of every call that no resolver or factory decides."""
+        return self._contexts.agent
 
     @property
     def lowlevel(self) -> Server[ChangeFeed]:
@@ -287,51 +291,12 @@ class SatchelServer:
     # -- tools -----------------------------------------------------------------
 
     async def _context(self, channel: ClientChannel) -> ToolContext:
-        agent = None if self.agents is None else await self.agents.agent_for(channel)
-        return self.context_for(channel, agent=agent)
+        return await self._contexts.resolve(channel)
 
     def context_for(self, channel: ClientChannel, *, agent: str | None = None) -> ToolContext:
         """The :class:`~satchel.ToolContext` of a request (see ``ctx_factory``), for
         ``agent`` when given (the connection's, as ``agents`` decided)."""
-        progress = channel.progress_reporter()
-        # A question asked during the call needs a client that can elicit and a
-        # connection on which the answer comes back within the call (a 2026-07-28
-        # connection would need the whole call retried, which a write already under way
-        # cannot do; those clients answer through `satchel approvals`).
-        human = channel if channel.can_elicit and not channel.is_modern else None
-        if self._ctx_factory is None:
-            request_id = channel.request_id
-            ctx = ToolContext(
-                agent=self.agent if agent is None else agent,
-                origin=channel.origin or "mcp",
-                call_id=None if request_id is None else str(request_id),
-                extras={CLIENT_CHANNEL_KEY: channel},
-                progress=progress,
-                human=human,
-            )
-        else:
-            ctx = self._ctx_factory(channel)
-            if agent is not None and ctx.agent != agent:
-                ctx = replace(ctx, agent=agent)
-            if ctx.extras.get(CLIENT_CHANNEL_KEY) is not channel:
-                ctx = replace(ctx, extras={**ctx.extras, CLIENT_CHANNEL_KEY: channel})
-            if ctx.progress is None and progress is not None:
-                ctx = replace(ctx, progress=progress)
-            if ctx.human is None and human is not None:
-                ctx = replace(ctx, human=human)
-        return self._with_services(ctx)
-
-    def _with_services(self, ctx: ToolContext) -> ToolContext:
-        """``ctx`` with the server's memory (scoped to its agent), router and broker,
-        where the context has none of its own."""
-        update: dict[str, Any] = {}
-        if ctx.memory is None and self.memory is not None:
-            update["memory"] = AgentMemory(self.memory, ctx.agent, RequestOrigin.of(ctx))
-        if ctx.router is None and self.router is not None:
-            update["router"] = self.router
-        if ctx.broker is None and self.broker is not None:
-            update["broker"] = self.broker
-        return replace(ctx, **update) if update else ctx
+        return self._contexts.build(channel, agent=agent)
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         tool = self.registry.get(name)
