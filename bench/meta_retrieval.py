@@ -40,7 +40,7 @@ from meta_common import CachingEmbedder, data_dir, load_catalog, load_metatool
 
 from satchel import ToolRegistry
 from satchel.meta import MetaTools, Ranking
-from satchel.meta._text import split_identifier
+from satchel.retrieval import split_identifier
 from satchel.tools import MAX_EXAMPLE_CHARS
 
 Matrix = npt.NDArray[np.float32]

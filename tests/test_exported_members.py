@@ -25,6 +25,7 @@ PACKAGES = [
     "satchel.meta",
     "satchel.providers",
     "satchel.registry",
+    "satchel.retrieval",
     "satchel.rules",
     "satchel.schema",
     "satchel.toolkit",

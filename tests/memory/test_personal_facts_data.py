@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from satchel.memory._fts import STOPWORDS
+from satchel.retrieval import STOPWORDS
 
 DATA = Path(__file__).parent / "data" / "personal_facts.json"
 

@@ -22,11 +22,12 @@
   HNSW vector index (:class:`satchel.retrieval.AnnIndex`) saved beside it and kept in
   step through crashes (:mod:`satchel.memory.sqlite._indexes`), one writer connection
   under a lock plus a pool of readers, all SQLite calls in worker threads.
-* **Search** turns any text into plain terms (:mod:`satchel.memory._fts`), takes BM25
-  and vector candidates within the agent's scope and filters, and fuses them by how
-  sure each is: the share of the query's IDF mass an entry contains, plus its cosine,
-  weighted equally (:mod:`satchel.memory._fusion` says why; ``bench/README.md`` has
-  the figures).
+* **Search** turns any text into plain terms (:func:`satchel.retrieval.query_terms`),
+  takes BM25 and vector candidates within the agent's scope and filters, and fuses them
+  by how sure each is: the share of the query's IDF mass an entry contains, plus its
+  cosine (:mod:`satchel.retrieval._hybrid` says why; ``bench/README.md`` has the
+  figures). :class:`Fusion` is :class:`satchel.retrieval.HybridFusion` under the name
+  memory has always exported.
 * **Opening**: :func:`open_store` opens the store a path or URL names (a SQLite file,
   ``sqlite:///``, ``postgresql://``), the one place that picks a backend by URL.
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
@@ -45,7 +46,6 @@ Example:
 """
 
 from satchel.memory._backend import MemoryBackend
-from satchel.memory._fusion import Fusion
 from satchel.memory._gated import GatedStore
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
 from satchel.memory._mirror import MarkdownMirror
@@ -96,6 +96,7 @@ from satchel.memory._template import (
     load_template,
 )
 from satchel.memory.sqlite import SQLiteStore, default_path
+from satchel.retrieval import HybridFusion as Fusion
 
 __all__ = [
     "DEFAULT_GLOBAL_LABELS",

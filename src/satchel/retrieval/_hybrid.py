@@ -1,7 +1,8 @@
-"""Fusing BM25 and vector candidates into one ranking that respects how sure each
-signal is.
+"""Hybrid search's fusion: BM25 and vector candidates into one ranking that respects
+how sure each signal is (memory search).
 
-Both retrievers hand over candidates keyed alike. :func:`fuse` combines them with one of:
+Both retrievers hand over candidates keyed alike. :func:`fuse_hybrid` combines them,
+as a :class:`HybridFusion` says, with one of:
 
 * ``coverage`` (the default): ``(1 - w) * coverage + w * cosine``, where ``coverage``
   is the share of the query's IDF mass an entry contains (:func:`term_coverage`);
@@ -31,9 +32,10 @@ used as it is; a candidate without a vector counts as 0. Both sides are then on 
 fixed scale that does not depend on the other candidates, the BM25 side does not depend
 on the BM25 engine's score scale (SQLite FTS5 and PostgreSQL compute different ones),
 and an entry scores high only for strong evidence: most of the query's rare words, or a
-close meaning. The weight (0.5) and the choice of method were measured on LoCoMo (each
-session as its own store and whole conversations) and on a personal-facts set; the
-figures and the command are in ``bench/README.md``.
+close meaning. The weight and the choice of method were measured on LoCoMo (each
+session as its own store and whole conversations) and on a personal-facts set
+(:mod:`satchel.retrieval._settings`; the figures and the command are in
+``bench/README.md``).
 
 Everything here is a pure function of its arguments: no store, no SQL.
 """
@@ -46,13 +48,21 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_FUSION", "Fusion", "fuse", "idf", "term_coverage"]
+from satchel.retrieval._bm25 import idf
+from satchel.retrieval._settings import (
+    HYBRID_CANDIDATES,
+    HYBRID_METHOD,
+    HYBRID_VECTOR_WEIGHT,
+    RRF_K,
+)
+
+__all__ = ["DEFAULT_HYBRID_FUSION", "HybridFusion", "fuse_hybrid", "term_coverage"]
 
 _K = TypeVar("_K", bound=Hashable)
 
 
-class Fusion(BaseModel):
-    """How hybrid search combines BM25 and vector scores.
+class HybridFusion(BaseModel):
+    """How hybrid search combines BM25 and vector candidates (memory search).
 
     Attributes:
         method: ``coverage``, ``rrf``, ``minmax``, ``zscore`` or ``convex`` (see the
@@ -67,32 +77,16 @@ class Fusion(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    method: Literal["coverage", "rrf", "minmax", "zscore", "convex"] = "coverage"
-    vector_weight: float = Field(default=0.5, ge=0.0, le=1.0)
-    k: float = Field(default=60.0, gt=0.0)
-    candidates: int = Field(default=50, ge=1, le=1000)
+    method: Literal["coverage", "rrf", "minmax", "zscore", "convex"] = HYBRID_METHOD
+    vector_weight: float = Field(default=HYBRID_VECTOR_WEIGHT, ge=0.0, le=1.0)
+    k: float = Field(default=RRF_K, gt=0.0)
+    candidates: int = Field(default=HYBRID_CANDIDATES, ge=1, le=1000)
     fill_in: bool = True
 
 
-DEFAULT_FUSION = Fusion()
+DEFAULT_HYBRID_FUSION = HybridFusion()
 """The fusion satchel uses unless told otherwise: query-term coverage and cosine,
 weighted equally, 50 candidates per retriever, filled in (see the module doc)."""
-
-
-def idf(document_frequency: float, documents: float) -> float:
-    """BM25's inverse document frequency in its always-positive form,
-    ``ln(1 + (N - df + 0.5) / (df + 0.5))``.
-
-    Args:
-        document_frequency: How many entries contain the term (``df``).
-        documents: How many entries there are (``N``).
-
-    Example:
-        >>> round(idf(0, 10), 2), round(idf(10, 10), 2)
-        (3.09, 0.05)
-    """
-    df = min(max(0.0, document_frequency), max(0.0, documents))
-    return math.log(1.0 + (documents - df + 0.5) / (df + 0.5))
 
 
 def term_coverage(
@@ -148,10 +142,10 @@ def _zscore(scores: Mapping[_K, float]) -> tuple[dict[_K, float], float]:
     return standard, min(standard.values())
 
 
-def fuse(
+def fuse_hybrid(
     bm25: Mapping[_K, float],
     vector: Mapping[_K, float],
-    fusion: Fusion = DEFAULT_FUSION,
+    fusion: HybridFusion = DEFAULT_HYBRID_FUSION,
     coverage: Mapping[_K, float] | None = None,
 ) -> list[tuple[_K, float]]:
     """Combine two candidate score maps into one list of ``(key, score)``, best first
@@ -166,7 +160,7 @@ def fuse(
             scores divided by the best one stand in.
 
     Example:
-        >>> fuse({"a": 3.0, "b": 1.0}, {"b": 0.9, "c": 0.5})[0][0]
+        >>> fuse_hybrid({"a": 3.0, "b": 1.0}, {"b": 0.9, "c": 0.5})[0][0]
         'b'
     """
     keys = list(dict.fromkeys([*bm25, *vector]))

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from satchel.memory import Fusion
-from satchel.memory._fusion import fuse, idf, term_coverage
+from satchel.retrieval import HybridFusion, fuse_hybrid, idf, term_coverage
 
 KEYS = st.sampled_from([f"k{i}" for i in range(8)])
 # Scores on a grid of 1/1000: fusion is arithmetic on floats, so differences below
@@ -26,7 +26,7 @@ def test_without_coverage_the_bm25_scale_does_not_change_the_ranking(
     bm25: dict[str, float], vector: dict[str, float], factor: float
 ) -> None:
     scaled = {key: score * factor for key, score in bm25.items()}
-    first, second = fuse(bm25, vector), fuse(scaled, vector)
+    first, second = fuse_hybrid(bm25, vector), fuse_hybrid(scaled, vector)
     assert {k for k, _ in first} == {k for k, _ in second}
     for (_, a), (_, b) in zip(first, second, strict=True):
         assert abs(a - b) < 1e-6
@@ -38,7 +38,9 @@ def test_with_coverage_the_bm25_scores_themselves_do_not_matter(
 ) -> None:
     coverage = dict.fromkeys(bm25, 0.5)
     other = dict.fromkeys(bm25, 1.0)
-    assert fuse(bm25, vector, coverage=coverage) == fuse(other, vector, coverage=coverage)
+    assert fuse_hybrid(bm25, vector, coverage=coverage) == fuse_hybrid(
+        other, vector, coverage=coverage
+    )
 
 
 @given(st.dictionaries(KEYS, COSINE, min_size=1), UNIT)
@@ -47,7 +49,7 @@ def test_a_signal_with_equal_scores_for_all_contributes_no_ordering(
 ) -> None:
     bm25 = dict.fromkeys(vector, 1e-6)
     coverage = dict.fromkeys(vector, share)
-    fused = fuse(bm25, vector, coverage=coverage)
+    fused = fuse_hybrid(bm25, vector, coverage=coverage)
     assert [vector[k] for k in _order(fused)] == sorted(vector.values(), reverse=True)
 
 
@@ -56,7 +58,7 @@ def test_equal_cosines_leave_the_order_to_coverage(
     coverage: dict[str, float], cosine: float
 ) -> None:
     vector = dict.fromkeys(coverage, cosine)
-    fused = fuse(dict.fromkeys(coverage, 1.0), vector, coverage=coverage)
+    fused = fuse_hybrid(dict.fromkeys(coverage, 1.0), vector, coverage=coverage)
     assert [coverage[k] for k in _order(fused)] == sorted(coverage.values(), reverse=True)
 
 
@@ -71,10 +73,10 @@ def test_more_coverage_or_a_higher_cosine_never_lowers_a_candidate(
 ) -> None:
     bm25 = dict.fromkeys(coverage, 1.0)
     target = next(iter(coverage))
-    before = dict(fuse(bm25, vector, coverage=coverage))
+    before = dict(fuse_hybrid(bm25, vector, coverage=coverage))
     raised = {**coverage, target: min(1.0, coverage[target] + more)}
     nearer = {**vector, target: min(1.0, vector.get(target, 0.0) + closer)}
-    after = dict(fuse(bm25, nearer, coverage=raised))
+    after = dict(fuse_hybrid(bm25, nearer, coverage=raised))
     assert after[target] >= before[target]
     for key, score in before.items():
         if key != target:
@@ -108,5 +110,12 @@ def test_coverage_fusion_lets_a_clear_meaning_beat_name_only_matches() -> None:
     bm25 = {"allergy": 2.1e-6, "brother": 1.9e-6, "book": 1.7e-6, "race": 1.6e-6, "job": 1.2e-6}
     vector = {"job": 0.56, "allergy": 0.55, "brother": 0.53, "race": 0.52, "book": 0.50}
     coverage = term_coverage({key: ["ada"] for key in bm25}, {"ada": 5, "job": 0}, 5)
-    assert fuse(bm25, vector, coverage=coverage)[0][0] == "job"
-    assert fuse(bm25, vector, Fusion(method="minmax", vector_weight=0.4))[0][0] != "job"
+    assert fuse_hybrid(bm25, vector, coverage=coverage)[0][0] == "job"
+    assert (
+        fuse_hybrid(bm25, vector, HybridFusion(method="minmax", vector_weight=0.4))[0][0] != "job"
+    )
+
+
+def test_memory_exports_the_hybrid_fusion_under_its_old_name() -> None:
+    assert Fusion is HybridFusion
+    assert Fusion().method == HybridFusion().method
