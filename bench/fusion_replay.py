@@ -338,6 +338,12 @@ VARIANTS: dict[str, Ranker] = {
         {k: v * _present(c) ** 2 for k, v in c.coverage.items()},
         min(1.0, max(0.0, 0.5 + 0.1 * (_z_top(c) - 2))),
     ),
+    "w = 0.5 + 0.3 (1 - agreement)": lambda c: _linear(
+        c, c.coverage, 0.5 + 0.3 * (1 - _agreement(c))
+    ),
+    "w = 0.5 - 0.2 (1 - agreement)": lambda c: _linear(
+        c, c.coverage, 0.5 - 0.2 * (1 - _agreement(c))
+    ),
     "logistic gate (fit on even half)": lambda c: _gated(c, THETA),
     "lacking a named term x0.5": lambda c: _linear(c, _named(c, 0.5), 0.5),
     "vector first if margin >= 0.12": lambda c: _override(c, 0.12),

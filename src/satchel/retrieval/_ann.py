@@ -6,7 +6,7 @@ platform satchel supports). Measured against ``hnswlib``, ``faiss-cpu`` and
 ``bench/README.md``): it has the same recall and query time as the others, loads a
 saved index as fast, can serve a saved file memory-mapped, and stores half-precision
 vectors (``f16``: half the memory and disk of ``float32`` at no measurable recall cost,
-where ``i8`` lost 2-4 points of recall@10).
+where ``i8`` lost recall).
 
 * Below :attr:`AnnIndex.exact_below` entries a search scans every vector (exact, and
   as fast as the graph at that size); above it, it walks the graph with an expansion

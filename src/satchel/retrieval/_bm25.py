@@ -4,7 +4,8 @@ Why not a library such as ``bm25s``: a tool catalog is small (hundreds to a few
 thousand documents of a few dozen terms each) and changes one tool at a time, while
 ``bm25s`` builds a static sparse matrix that must be rebuilt on every change and would
 add scipy to the dependencies. Here a change touches only the changed tool's postings,
-and a query costs one vectorised pass per query term: about 0.1 ms over 1,000 tools.
+and a query costs one vectorised pass per query term (``bench/meta_latency.py`` times
+it: BM25 is the cheap part of ``discover_tools``).
 
 Scoring is the usual BM25 with Lucene's always-positive IDF (:func:`idf`, which
 memory's coverage fusion uses too), and term frequency saturated by ``k1`` and
