@@ -105,3 +105,24 @@ async def test_serve_refuses_a_chain_that_does_not_check_in_one_line(tmp_path: P
     assert done.returncode == 2
     assert "Chain 'ticket_label': step 'classify', field 'text'" in message
     assert "Traceback" not in message
+
+
+async def test_a_served_chain_may_use_a_mounted_servers_tools(tmp_path: Path) -> None:
+    chains = tmp_path / "chains.toml"
+    chains.write_text(
+        LABEL_TOML.replace('"fetch_ticket"', '"inner_fetch_ticket"')
+        .replace('"classify"', '"inner_classify"')
+        .replace('"fetch_ticket.body"', '"inner_fetch_ticket.body"')
+    )
+    command, *args = satchel_args("--tools", CHAIN_TOOLS, "--db", str(tmp_path / "inner.db"))
+    mount = "inner=" + " ".join([command, *args])
+    params = satchel_stdio(
+        "--mount", mount, "--chains", str(chains), "--no-memory", "--db", str(tmp_path / "m.db")
+    )
+    with anyio.fail_after(STARTUP * 3):
+        async with Client(params, mode="legacy") as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            labelled = await client.call_tool("ticket_label", {"ticket_id": 3})
+
+    assert {"ticket_label", "inner_fetch_ticket", "inner_classify"} <= listed
+    assert labelled.structured_content == {"label": "urgent", "priority": 3}

@@ -13,7 +13,9 @@ What it serves is built in steps, so each feature has one place to go:
 2. :func:`build_catalog` gathers every tool: the built-in memory tools
    (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``, minus
    those ``--replace`` hands to a ``--tools`` registry; none with ``--no-memory``) and
-   each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
+   each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog,
+   and :func:`add_chains` registers the ``--chains`` over all of it (a chain may use a
+   mounted tool).
 3. :func:`served_registry` decides what clients see: the catalog behind the approval
    gate (:func:`~satchel.mcp.with_mcp_approval`), or with ``--lazy`` the three
    meta-tools over it (gated by the same broker) plus the ``--pin`` tools.
@@ -95,6 +97,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MountSpec",
     "ServeOptions",
+    "add_chains",
     "attach_headers",
     "build_catalog",
     "memory_tools",
@@ -237,10 +240,18 @@ def build_catalog(
                     "serve one of them, or rename a tool."
                 )
             origin[name] = label
-    catalog = merged(*(registry for _, registry in sources))
+    return merged(*(registry for _, registry in sources))
+
+
+def add_chains(options: ServeOptions, catalog: ToolRegistry) -> None:
+    """Register the ``--chains`` files' chains over ``catalog``, once the ``--mount``
+    servers' tools are in it, so a chain's steps may be mounted tools.
+
+    Raises:
+        SatchelUsageError: a chain names a tool the catalog lacks, or does not check.
+    """
     for path in options.chains:
         load_chains(path, catalog)
-    return catalog
 
 
 def _meta_tools(
@@ -390,6 +401,7 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
                     headers=dict(spec.headers) or None,
                 )
             )
+        add_chains(options, catalog)
         if options.lazy:
             _check_pins(catalog, options)
             usage = None
