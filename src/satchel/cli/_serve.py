@@ -254,6 +254,22 @@ def add_chains(options: ServeOptions, catalog: ToolRegistry) -> None:
         load_chains(path, catalog)
 
 
+async def _usage_store(stack: AsyncExitStack, where: str | Path) -> UsageStore:
+    """Where ``--lazy`` keeps the pairs it learns: in the memory database, closed with
+    the server."""
+    if isinstance(where, Path):
+        from satchel.meta import SQLiteUsageStore
+
+        usage = SQLiteUsageStore(where)
+        stack.callback(usage.close)
+        return usage
+    from satchel.meta import PostgresUsageStore
+
+    pg_usage = PostgresUsageStore(where)
+    stack.push_async_callback(pg_usage.close)
+    return pg_usage
+
+
 def _meta_tools(
     catalog: ToolRegistry,
     pins: Sequence[str],
@@ -404,12 +420,7 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
         add_chains(options, catalog)
         if options.lazy:
             _check_pins(catalog, options)
-            usage = None
-            if isinstance(where, Path):  # learned pairs beside memory; in memory on PostgreSQL
-                from satchel.meta import SQLiteUsageStore
-
-                usage = SQLiteUsageStore(where)
-                stack.callback(usage.close)
+            usage = await _usage_store(stack, where)  # learned pairs beside memory
             meta = _meta_tools(
                 catalog, options.pins, broker, options.approve, learn=options.learn, usage=usage
             )
