@@ -137,6 +137,9 @@ class ServeOptions:
     """With ``agent="auto"``: the person's own agent (used without workspace roots)."""
     global_labels: tuple[str, ...] = DEFAULT_GLOBAL_LABELS
     """With ``agent="auto"``: the person's blocks shared into every project."""
+    project_root: str | None = None
+    """With ``agent="auto"``: the workspace used when a client gives no roots
+    (``--project-root``, made absolute against the working directory)."""
     mirror: Path | None = None
     """``--mirror``: a folder of Markdown files kept in step with memory."""
     learn: bool = True
@@ -440,6 +443,7 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
                 person=person,
                 template=options.template,
                 global_labels=options.global_labels,
+                fallback_root=options.project_root,
                 on_project=None if mirrors is None else _mirror_project(mirrors),
             )
             instructions = _per_project_note(options) + "\n\n" + (instructions or "")
@@ -519,7 +523,11 @@ def _per_project_note(options: ServeOptions) -> str:
         "you read and write is the project's (its 'project' block holds what you learn "
         f"about the project), and the person's own blocks ({shared}) are shared into "
         "every project. This client shared no roots when these instructions were written: "
-        f"until it does, the memory is the person's own ({options.global_agent!r})."
+        + (
+            f"until it does, the memory is the person's own ({options.global_agent!r})."
+            if options.project_root is None
+            else f"until it does, the memory is the project's at {options.project_root}."
+        )
     )
 
 
