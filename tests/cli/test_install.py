@@ -189,6 +189,8 @@ def test_relative_db_and_tools_file_paths_are_made_absolute(
         "serve",
         "--agent",
         "auto",
+        "--project-root",
+        "${workspaceFolder}",
         "--db",
         str(tmp_path / "rel.db"),
         "--tools",
@@ -449,7 +451,9 @@ def test_editors_get_per_project_memory_by_default_and_claude_desktop_one_memory
         assert "--agent" not in entry["args"]
         assert "Each project gets its own memory" not in result.stdout
     else:
-        assert entry["args"][-3:] == ["serve", "--agent", "auto"]
+        root = CLIENTS[client].workspace_root
+        assert root is not None
+        assert entry["args"][-5:] == ["serve", "--agent", "auto", "--project-root", root]
         assert "Each project gets its own memory" in result.stdout
     again = ok(client.value, "--config", str(home / "c.json"), "--agent", "default")
     entry = json.loads((home / "c.json").read_text())[CLIENTS[client].key]["satchel"]

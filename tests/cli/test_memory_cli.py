@@ -410,3 +410,39 @@ def test_reembed_shows_progress_and_counts_the_texts(db: Path) -> None:
 
     assert "Embedding" in result.stderr
     assert "Embedded 7 texts." in result.stderr
+
+
+def test_load_as_copies_an_entry_into_working_memory_and_keeps_it(db: Path) -> None:
+    ok(db, "set", "trip", "Lisbon in May.")
+    ok(db, "archive", "trip")
+
+    out = ok(db, "load", "trip", "--as", "plans")
+
+    assert "as 'plans'" in out.stdout
+    blocks = {b["label"]: b["kind"] for b in json.loads(ok(db, "blocks", "--json").stdout)}
+    assert blocks == {"trip": "archival", "plans": "working"}
+    assert seed(db, lambda s: s.get_block("default", "plans")).value == "Lisbon in May."
+
+
+def test_archive_as_writes_the_entry_and_removes_the_block(db: Path) -> None:
+    ok(db, "set", "scratch", "Call the plumber.", "--permission", "admin")
+
+    out = ok(db, "archive", "scratch", "--as", "done-2026-11", "--json")
+
+    assert json.loads(out.stdout)["label"] == "done-2026-11"
+    blocks = {b["label"]: b["kind"] for b in json.loads(ok(db, "blocks", "--json").stdout)}
+    assert blocks == {"done-2026-11": "archival"}
+
+
+def test_a_refused_move_says_as_and_keeps_both_blocks(db: Path) -> None:
+    ok(db, "set", "trip", "Lisbon in May.")
+    ok(db, "archive", "trip")
+    ok(db, "set", "plans", "Already here.")
+
+    taken = run(db, "load", "trip", "--as", "plans")
+    in_context = run(db, "load", "plans", "--as", "other")
+
+    one_error_line(taken, 2, "'plans' already exists", "--as")
+    one_error_line(in_context, 2, "not archival")
+    assert seed(db, lambda s: s.get_block("default", "plans")).value == "Already here."
+    assert seed(db, lambda s: s.get_block("default", "trip")).value == "Lisbon in May."

@@ -312,3 +312,51 @@ def test_tools_call_reaches_an_older_version_and_prints_its_notice() -> None:
     assert "Notice: convert@1 is deprecated: use convert@2" in older.stderr
     assert latest.stdout.strip() == "0.6096"
     assert "Notice" not in latest.stderr
+
+
+def test_tools_schema_of_an_older_version_shows_that_version() -> None:
+    tools = f"{Path(__file__).parent.parent / 'mcp' / 'servers' / 'chain_tools.py'}:registry"
+    older = run("tools", "schema", "convert@1", "--tools", tools, "-d", "anthropic")
+    alias = run("tools", "schema", "convert_v1", "--tools", tools, "-d", "anthropic")
+    latest = run("tools", "schema", "convert", "--tools", tools, "-d", "anthropic")
+
+    assert older.exit_code == 0, older.output
+    assert json.loads(older.stdout)["name"] == "convert_v1"
+    assert "feet to inches" in json.loads(older.stdout)["description"]
+    assert json.loads(alias.stdout) == json.loads(older.stdout)
+    assert json.loads(latest.stdout)["name"] == "convert"
+    assert "feet to metres" in json.loads(latest.stdout)["description"]
+
+
+def test_tools_schema_finds_the_tool_by_name_when_a_dialect_leaves_one_out(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "gemini_tools.py"
+    module.write_text(
+        textwrap.dedent(
+            '''
+            from satchel import ToolRegistry, tool
+
+            @tool(name="9lives")
+            def nine(x: int) -> int:
+                """Gemini refuses a name that starts with a digit."""
+                return x
+
+            @tool
+            def echo(text: str) -> str:
+                """Say it back."""
+                return text
+
+            registry = ToolRegistry([nine, echo])
+            '''
+        )
+    )
+    tools = f"{module}:registry"
+    echo = run("tools", "schema", "echo", "--tools", tools, "-d", "gemini")
+    refused = run("tools", "schema", "9lives", "--tools", tools, "-d", "gemini")
+
+    assert echo.exit_code == 0, echo.output
+    assert json.loads(echo.stdout)["name"] == "echo"
+    assert_one_line_usage_error(
+        refused, "cannot be written in the gemini dialect", "start with a letter"
+    )

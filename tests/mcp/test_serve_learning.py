@@ -10,8 +10,11 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import psycopg
 import pytest
 from mcp import Client
+
+from postgres_server import PostgresServer
 
 from .conftest import HERE, STARTUP, satchel_stdio
 
@@ -90,3 +93,26 @@ async def test_served_tools_carry_their_examples_to_a_mount(tmp_path: Path) -> N
             assert spec is not None
             assert spec.spec.examples == ("will I need an umbrella tomorrow",)
             assert registry.get("inner_jot").spec.examples == ()  # type: ignore[union-attr]
+
+
+@pytest.mark.postgres
+async def test_servers_on_postgresql_learn_in_the_database(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.create_database()
+    params = satchel_stdio("--db", url, "--lazy", "--tools", TOOLS, "--agent", "alice")
+    with anyio.fail_after(STARTUP * 2 + 60):
+        async with Client(params) as client:
+            before = await _first(client, QUERY)
+            _ok(
+                await client.call_tool(
+                    "invoke_tool", {"tool_name": "recite", "parameters": {"text": "hi"}}
+                )
+            )
+        async with Client(params) as client:
+            after = await _first(client, QUERY)
+    assert before[0] != "recite"
+    assert after[0] == "recite"
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(b"SELECT query, tool FROM satchel_meta_learned").fetchall()
+    assert rows == [(QUERY, "recite")]

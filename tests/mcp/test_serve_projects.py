@@ -223,3 +223,38 @@ async def test_per_project_mirrors_get_a_folder_each(tmp_path: Path) -> None:
             mine = folder / "project-github.com-acme-app" / "blocks" / "project.md"
             await _until(lambda: mine.is_file() and "Uses uv." in mine.read_text())
     assert (folder / "default" / "blocks" / "human.md").is_file()
+
+
+async def test_project_root_serves_a_client_that_gives_no_roots_and_roots_win(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    app = _repo(tmp_path / "app", "https://github.com/acme/app.git")
+    other = _repo(tmp_path / "other", None)
+    with anyio.fail_after(STARTUP * 3 + 60):
+        async with serving(db, None, "--project-root", str(app)) as client:  # no roots
+            await _append(client, "project", "Deploys on Fridays.")
+            no_roots = await _blocks(client)
+        async with serving(db, [other], "--project-root", str(app)) as client:
+            with_roots = await _blocks(client)
+        async with serving(db, None, "--project-root", "${workspaceFolder}") as client:
+            unexpanded = await _blocks(client)
+
+    assert "Deploys on Fridays." in no_roots["project"]["value"]
+    assert "github.com/acme/app" in no_roots["project"]["value"]
+    assert "Deploys on Fridays." not in with_roots["project"]["value"]
+    assert "project" not in unexpanded  # the person's own memory, not a project
+    assert "human" in unexpanded
+
+
+async def test_project_root_without_agent_auto_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    from .conftest import satchel_args
+
+    args = satchel_args("--db", str(tmp_path / "m.db"), "--project-root", str(tmp_path))
+    with anyio.fail_after(STARTUP):
+        done = await anyio.run_process(args, check=False, input=b"")
+    message = done.stderr.decode()
+    assert done.returncode == 2
+    assert "--project-root" in message
+    assert "only makes sense with --agent auto" in message
+    assert "Traceback" not in message

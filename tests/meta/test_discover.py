@@ -220,3 +220,19 @@ async def test_the_query_is_embedded_off_the_event_loop(
     await names(meta, query="weather")
     assert threads
     assert threading.main_thread() not in threads
+
+
+async def test_rows_say_a_tool_with_only_reading_actions_does_not_write() -> None:
+    def now(city: str) -> str:
+        """The weather now."""
+        return city
+
+    def home(city: str) -> str:
+        """Set the home city for weather."""
+        return city
+
+    reader = tool(category="weather", actions=["read"])(now)
+    writer = tool(category="weather", actions=["update"])(home)
+    out = await discover(MetaTools(ToolRegistry([reader, writer])), categories=["weather"])
+
+    assert [(r[0], r[4]) for r in out["tools"]] == [("now", False), ("home", True)]

@@ -91,6 +91,10 @@ class ClientFormat:
     workspaces: bool = False
     """Whether the client is an editor that shares its workspace roots: ``serve`` then
     gets ``--agent auto`` (per-project memory) unless ``--agent`` says otherwise."""
+    workspace_root: str | None = None
+    """What ``serve --project-root`` gets with ``--agent auto``, for connections that
+    cannot be asked for roots: the editor's own variable for the open folder, or ``.``
+    where the client starts servers in the project's folder."""
 
 
 CLIENTS: Mapping[Client, ClientFormat] = {
@@ -108,6 +112,7 @@ CLIENTS: Mapping[Client, ClientFormat] = {
         jsonc=False,
         reload_hint="Cursor lists it under Settings > MCP; restart Cursor if it does not.",
         workspaces=True,
+        workspace_root="${workspaceFolder}",
     ),
     Client.CLAUDE_CODE: ClientFormat(
         title="Claude Code",
@@ -116,6 +121,7 @@ CLIENTS: Mapping[Client, ClientFormat] = {
         jsonc=False,
         reload_hint="New `claude` sessions load it in every project (`claude mcp list`).",
         workspaces=True,
+        workspace_root=".",  # claude starts servers in the folder it runs in
     ),
     Client.VSCODE: ClientFormat(
         title="VS Code",
@@ -124,6 +130,7 @@ CLIENTS: Mapping[Client, ClientFormat] = {
         jsonc=True,
         reload_hint="Start it from 'MCP: List Servers' in the command palette.",
         workspaces=True,
+        workspace_root="${workspaceFolder}",
     ),
 }
 """Each client's file format."""
@@ -243,12 +250,15 @@ def serve_args(
     db: str | None = None,
     tools: Sequence[str] = (),
     lazy: bool = False,
+    project_root: str | None = None,
 ) -> list[str]:
     """The arguments after the command: ``serve`` and the options given, with paths made
     absolute."""
     args = ["serve"]
     if agent is not None:
         args += ["--agent", agent]
+    if project_root is not None:
+        args += ["--project-root", project_root]
     if db is not None:
         args += ["--db", _absolute_db(db)]
     for target in tools:
@@ -378,8 +388,13 @@ def install(
     per_project = agent is None and fmt.workspaces
     if per_project:
         agent = "auto"
+    root = fmt.workspace_root if per_project else None
     entry = server_entry(
-        client, [*command, *serve_args(agent=agent, db=db, tools=tools or (), lazy=lazy)]
+        client,
+        [
+            *command,
+            *serve_args(agent=agent, db=db, tools=tools or (), lazy=lazy, project_root=root),
+        ],
     )
     updated, previous = merge_server(current, fmt.key, name, entry, path=path)
     if dry_run:

@@ -21,44 +21,32 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from enum import StrEnum
-from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import anyio
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
 from satchel._errors import (
     AlreadyExistsError,
-    ConsentRequiredError,
     NotFoundError,
     ToolRetry,
 )
 from satchel.builtin import TimeParser
+from satchel.builtin._block_moves import archive_into, load_copy
 from satchel.cli import _agents
 from satchel.cli._agents import AgentOption, TemplateOption, as_agent
-from satchel.cli._backup import (
-    check_export,
-    export_target,
-    import_export,
-    import_source,
-    write_export,
-)
-from satchel.cli._common import JsonFlag, echo_json, stderr_console, stdout_console
-from satchel.cli._markdown import export_folder, import_folder
-from satchel.cli._mirror import mirror_folder
-from satchel.cli._store import DbOption, open_store
+from satchel.cli._common import JsonFlag, echo_json, stdout_console
+from satchel.cli._memory_transfer import export, import_, mirror, reembed
+from satchel.cli._store import DbOption, open_store, run_on_store
 from satchel.memory import (
     Block,
     BlockKind,
     Domain,
     MemoryStore,
     Message,
-    OnConflict,
     Permission,
+    RequestOrigin,
     SearchFilters,
     SearchHit,
     Unset,
@@ -81,27 +69,6 @@ YesFlag = Annotated[
     typer.Option("--yes", "-y", help="Give consent to writes that need a human's consent."),
 ]
 LabelArgument = Annotated[str, typer.Argument(metavar="LABEL", help="The block's label.")]
-
-
-def _run(work: Callable[[MemoryStore], Awaitable[_T]], store_opener: Awaitable[MemoryStore]) -> _T:
-    """Open the store, run ``work`` on it, close it; a store's ``ValueError`` (a bad
-    label, a bad tag) becomes a usage error."""
-
-    async def main() -> _T:
-        store = await store_opener
-        try:
-            return await work(store)
-        finally:
-            await store.close()
-
-    try:
-        return anyio.run(main)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc).rstrip(".") + ".") from exc
-    except ConsentRequiredError as exc:
-        raise ConsentRequiredError(
-            f"{exc.message}. Pass --yes to give it.", details=exc.details
-        ) from exc
 
 
 def _value(text: str) -> str:
@@ -180,7 +147,7 @@ def blocks(
 ) -> None:
     """List the agent's blocks (its own and those shared with it)."""
     kinds = [kind] if kind is not None else None
-    found, known = _run(
+    found, known = run_on_store(
         lambda s: _agents.blocks_and_summary(s, agent, kinds),
         open_store(db, create=False, embed=False),
     )
@@ -197,7 +164,9 @@ def agents(db: DbOption = None, as_json: JsonFlag = False) -> None:
     """List the agents of the database: their blocks, archival entries and messages,
     when each was created and last active, the template it started from, and for a
     project's memory (``serve --agent auto``) the project and its root."""
-    found, projects = _run(_agents.agents_and_projects, open_store(db, create=False, embed=False))
+    found, projects = run_on_store(
+        _agents.agents_and_projects, open_store(db, create=False, embed=False)
+    )
     _agents.print_agents(found, projects=projects, as_json=as_json)
 
 
@@ -209,7 +178,9 @@ def show(
     as_json: JsonFlag = False,
 ) -> None:
     """Print one block: its facts, description and full value."""
-    block = _run(lambda s: s.get_block(agent, label), open_store(db, create=False, embed=False))
+    block = run_on_store(
+        lambda s: s.get_block(agent, label), open_store(db, create=False, embed=False)
+    )
     if as_json:
         echo_json(_dump(block))
         return
@@ -273,7 +244,7 @@ def set_block(
         )
         return after, before.chars
 
-    block, previous = _run(
+    block, previous = run_on_store(
         work, as_agent(open_store(db, create=True, consent=yes), agent, template)
     )
     if previous is None:
@@ -295,7 +266,7 @@ def append(
 ) -> None:
     """Append TEXT to a block, on a new line."""
     added = _value(text)
-    block = _run(
+    block = run_on_store(
         lambda s: s.append_to_block(agent, label, added),
         as_agent(open_store(db, create=True, consent=yes), agent, template),
     )
@@ -335,7 +306,7 @@ def configure(
     limit: int | Unset | None = (
         None if no_limit else Unset.UNSET if char_limit is None else char_limit
     )
-    block = _run(
+    block = run_on_store(
         lambda s: s.configure_block(
             agent, label, permission=permission, char_limit=limit, description=description
         ),
@@ -346,38 +317,88 @@ def configure(
     _done(as_json, block, line)
 
 
+AsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as",
+        metavar="LABEL",
+        help="Copy under this label instead of moving the block itself.",
+    ),
+]
+
+
 @app.command("archive")
 def archive(
     label: LabelArgument,
+    target: AsOption = None,
     db: DbOption = None,
     agent: AgentOption = "default",
     template: TemplateOption = None,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Move a block out of context into archival memory."""
-    block = _run(
-        lambda s: s.set_kind(agent, label, BlockKind.ARCHIVAL),
-        as_agent(open_store(db, create=False, consent=yes), agent, template),
-    )
-    _done(as_json, block, f"Archived {label!r}.")
+    """Move a block out of context into archival memory.
+
+    With --as, its text is written to that archival entry (created, or overwritten under
+    the block's overwrite rule) and the block is removed.
+    """
+    if target is None:
+        block = run_on_store(
+            lambda s: s.set_kind(agent, label, BlockKind.ARCHIVAL),
+            as_agent(open_store(db, create=False, consent=yes), agent, template),
+        )
+        _done(as_json, block, f"Archived {label!r}.")
+        return
+
+    async def into(store: MemoryStore) -> Block:
+        _, entry = await archive_into(store, agent, label, target, _CLI_ORIGIN)
+        return entry
+
+    entry = _run_move(into, as_agent(open_store(db, create=False, consent=yes), agent, template))
+    _done(as_json, entry, f"Archived {label!r} as {target!r}.")
 
 
 @app.command("load")
 def load(
     label: LabelArgument,
+    target: AsOption = None,
     db: DbOption = None,
     agent: AgentOption = "default",
     template: TemplateOption = None,
     yes: YesFlag = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Load an archival block into context as working memory."""
-    block = _run(
-        lambda s: s.set_kind(agent, label, BlockKind.WORKING),
+    """Load an archival block into context as working memory.
+
+    With --as, a working block of that label is created from the entry, which stays in
+    archival memory.
+    """
+    if target is None:
+        block = run_on_store(
+            lambda s: s.set_kind(agent, label, BlockKind.WORKING),
+            as_agent(open_store(db, create=False, consent=yes), agent, template),
+        )
+        _done(as_json, block, f"Loaded {label!r} into working memory.")
+        return
+    copy = _run_move(
+        lambda s: load_copy(s, agent, label, target),
         as_agent(open_store(db, create=False, consent=yes), agent, template),
     )
-    _done(as_json, block, f"Loaded {label!r} into working memory.")
+    _done(as_json, copy, f"Loaded {label!r} into working memory as {target!r}.")
+
+
+_CLI_ORIGIN = RequestOrigin(channel="cli")
+
+
+def _run_move(
+    work: Callable[[MemoryStore], Awaitable[_T]], store_opener: Awaitable[MemoryStore]
+) -> _T:
+    """:func:`_run` for the block moves the ``context`` tool shares, whose refusals
+    (:class:`ToolRetry`) name the tool's ``target_label``: here it is ``--as``."""
+    try:
+        return run_on_store(work, store_opener)
+    except ToolRetry as exc:
+        raise typer.BadParameter(exc.message.replace("target_label", "--as")) from exc
 
 
 @app.command("search")
@@ -421,7 +442,7 @@ def search(
         tags=tuple(tag) if tag else None,
         labels=tuple(label) if label else None,
     )
-    hits = _run(
+    hits = run_on_store(
         lambda s: s.search(agent, query, domains=domain, filters=filters, limit=limit),
         open_store(db, create=False),
     )
@@ -459,151 +480,7 @@ def _time(text: str | None, option: str, *, end: bool) -> datetime | None:
         raise typer.BadParameter(exc.message, param_hint=f"'{option}'") from None
 
 
-class ExportFormat(StrEnum):
-    """What ``memory export`` writes."""
-
-    JSONL = "jsonl"
-    MARKDOWN = "markdown"
-
-
-AllAgentsFlag = Annotated[
-    bool,
-    typer.Option(
-        "--all-agents",
-        help="Every agent's records: export the whole store, or restore such an export.",
-    ),
-]
-
-
-@app.command("export")
-def export(
-    file: Annotated[
-        Path | None,
-        typer.Argument(
-            metavar="FILE|DIR",
-            help="Where to write: a file (stdout when left out), or with --format markdown "
-            "a folder.",
-        ),
-    ] = None,
-    db: DbOption = None,
-    agent: AgentOption = "default",
-    all_agents: AllAgentsFlag = False,
-    format_: Annotated[
-        ExportFormat,
-        typer.Option(
-            "--format",
-            case_sensitive=False,
-            help="jsonl: every record, for restoring; markdown: one file per block, to read, "
-            "edit and keep in git (see docs/memory.md).",
-        ),
-    ] = ExportFormat.JSONL,
-) -> None:
-    """Export the agent's blocks and messages (or, with --all-agents, the whole store)
-    as JSON lines, or its blocks as a folder of Markdown files."""
-    if format_ is ExportFormat.MARKDOWN:
-        if file is None or all_agents:
-            raise typer.BadParameter(
-                "--format markdown writes one agent's blocks into a folder: give DIR, "
-                "without --all-agents.",
-                param_hint="'--format'",
-            )
-        export_folder(db, agent, file)
-        return
-    if file is not None and file.is_dir():
-        raise typer.BadParameter(
-            f"{str(file)!r} is a folder; give a file, or --format markdown.", param_hint="'FILE'"
-        )
-    whose = None if all_agents else agent
-    with export_target(file) as out:
-        count = _run(
-            lambda s: write_export(s, whose, out), open_store(db, create=False, embed=False)
-        )
-    if file is not None:
-        stderr_console().print(f"Exported {count} records to {file}.")
-
-
-@app.command("import")
-def import_(
-    file: Annotated[
-        str, typer.Argument(metavar="FILE", help="A file written by export; `-` reads stdin.")
-    ],
-    db: DbOption = None,
-    agent: AgentOption = "default",
-    all_agents: AllAgentsFlag = False,
-    on_conflict: Annotated[
-        OnConflict,
-        typer.Option(
-            "--on-conflict",
-            help="When a record exists already: error (import nothing), skip it, or replace it.",
-        ),
-    ] = "error",
-    as_json: JsonFlag = False,
-) -> None:
-    """Import blocks and messages from an export, exactly as they were (ids, versions,
-    timestamps, shares), then embed them for search. The export must be the agent's own
-    (its header names --agent); --all-agents restores a whole-store export. All or
-    nothing: the file is checked in full first, then written in one transaction.
-
-    A folder written by `export --format markdown` is read back instead: each edited
-    file updates its block through the permission gate, with the exported version as
-    the expected one (a block changed since is reported as a conflict, exit 1); new
-    files become new blocks; nothing is deleted."""
-    if Path(file).is_dir():
-        import_folder(db, agent, Path(file), as_json=as_json)
-        return
-    whose = None if all_agents else agent
-    with import_source(file) as source:
-        show = not as_json and stderr_console().is_terminal
-        total = check_export(source, whose, show=show)
-        report = _run(
-            lambda store: import_export(store, source, whose, on_conflict, total, show=show),
-            open_store(db, create=True),
-        )
-    if as_json:
-        echo_json(report.model_dump())
-        return
-    skipped = f" ({report.skipped} skipped: stored already)" if report.skipped else ""
-    stderr_console().print(f"Imported {report.blocks + report.messages} records{skipped}.")
-
-
-@app.command("mirror")
-def mirror(
-    folder: Annotated[
-        Path,
-        typer.Argument(
-            metavar="DIR", file_okay=False, help="The folder of Markdown files to keep in step."
-        ),
-    ],
-    db: DbOption = None,
-    agent: AgentOption = "default",
-) -> None:
-    """Keep a folder of Markdown files (the layout of `export --format markdown`) in
-    step with the agent's memory until Ctrl-C: changes to memory are written out, and
-    edits to the files are read in through the permission gate. An edit to a block that
-    changed in memory since is a conflict: both sides are kept (memory's in
-    DIR/conflicts/) and it is reported. Deleting a file deletes nothing."""
-    mirror_folder(db, agent, folder)
-
-
-@app.command("reembed")
-def reembed(db: DbOption = None) -> None:
-    """Embed every block and message again with the local model (after a model change,
-    or to fill in missing vectors), with a progress bar."""
-    done = _run(_reembed, open_store(db, create=False))
-    stderr_console().print(f"Embedded {done} texts.")
-
-
-async def _reembed(store: MemoryStore) -> int:
-    columns = (
-        TextColumn("Embedding"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=stderr_console(), transient=False) as progress:
-        task = progress.add_task("embed", total=None)
-
-        def report(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        return await store.reembed(progress=report)
+app.command("export")(export)
+app.command("import")(import_)
+app.command("mirror")(mirror)
+app.command("reembed")(reembed)

@@ -13,7 +13,9 @@ What it serves is built in steps, so each feature has one place to go:
 2. :func:`build_catalog` gathers every tool: the built-in memory tools
    (:func:`memory_tools`: ``context``, ``recall``, ``search``, ``send_message``, minus
    those ``--replace`` hands to a ``--tools`` registry; none with ``--no-memory``) and
-   each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog.
+   each ``--tools`` registry. ``--mount`` servers are then mounted into the catalog,
+   and :func:`add_chains` registers the ``--chains`` over all of it (a chain may use a
+   mounted tool).
 3. :func:`served_registry` decides what clients see: the catalog behind the approval
    gate (:func:`~satchel.mcp.with_mcp_approval`), or with ``--lazy`` the three
    meta-tools over it (gated by the same broker) plus the ``--pin`` tools.
@@ -95,6 +97,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MountSpec",
     "ServeOptions",
+    "add_chains",
     "attach_headers",
     "build_catalog",
     "memory_tools",
@@ -134,6 +137,9 @@ class ServeOptions:
     """With ``agent="auto"``: the person's own agent (used without workspace roots)."""
     global_labels: tuple[str, ...] = DEFAULT_GLOBAL_LABELS
     """With ``agent="auto"``: the person's blocks shared into every project."""
+    project_root: str | None = None
+    """With ``agent="auto"``: the workspace used when a client gives no roots
+    (``--project-root``, made absolute against the working directory)."""
     mirror: Path | None = None
     """``--mirror``: a folder of Markdown files kept in step with memory."""
     learn: bool = True
@@ -237,10 +243,34 @@ def build_catalog(
                     "serve one of them, or rename a tool."
                 )
             origin[name] = label
-    catalog = merged(*(registry for _, registry in sources))
+    return merged(*(registry for _, registry in sources))
+
+
+def add_chains(options: ServeOptions, catalog: ToolRegistry) -> None:
+    """Register the ``--chains`` files' chains over ``catalog``, once the ``--mount``
+    servers' tools are in it, so a chain's steps may be mounted tools.
+
+    Raises:
+        SatchelUsageError: a chain names a tool the catalog lacks, or does not check.
+    """
     for path in options.chains:
         load_chains(path, catalog)
-    return catalog
+
+
+async def _usage_store(stack: AsyncExitStack, where: str | Path) -> UsageStore:
+    """Where ``--lazy`` keeps the pairs it learns: in the memory database, closed with
+    the server."""
+    if isinstance(where, Path):
+        from satchel.meta import SQLiteUsageStore
+
+        usage = SQLiteUsageStore(where)
+        stack.callback(usage.close)
+        return usage
+    from satchel.meta import PostgresUsageStore
+
+    pg_usage = PostgresUsageStore(where)
+    stack.push_async_callback(pg_usage.close)
+    return pg_usage
 
 
 def _meta_tools(
@@ -390,14 +420,10 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
                     headers=dict(spec.headers) or None,
                 )
             )
+        add_chains(options, catalog)
         if options.lazy:
             _check_pins(catalog, options)
-            usage = None
-            if isinstance(where, Path):  # learned pairs beside memory; in memory on PostgreSQL
-                from satchel.meta import SQLiteUsageStore
-
-                usage = SQLiteUsageStore(where)
-                stack.callback(usage.close)
+            usage = await _usage_store(stack, where)  # learned pairs beside memory
             meta = _meta_tools(
                 catalog, options.pins, broker, options.approve, learn=options.learn, usage=usage
             )
@@ -417,6 +443,7 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
                 person=person,
                 template=options.template,
                 global_labels=options.global_labels,
+                fallback_root=options.project_root,
                 on_project=None if mirrors is None else _mirror_project(mirrors),
             )
             instructions = _per_project_note(options) + "\n\n" + (instructions or "")
@@ -496,7 +523,11 @@ def _per_project_note(options: ServeOptions) -> str:
         "you read and write is the project's (its 'project' block holds what you learn "
         f"about the project), and the person's own blocks ({shared}) are shared into "
         "every project. This client shared no roots when these instructions were written: "
-        f"until it does, the memory is the person's own ({options.global_agent!r})."
+        + (
+            f"until it does, the memory is the person's own ({options.global_agent!r})."
+            if options.project_root is None
+            else f"until it does, the memory is the project's at {options.project_root}."
+        )
     )
 
 

@@ -31,7 +31,9 @@ from satchel.consent import ApprovalPolicy
 from satchel.memory import DEFAULT_GLOBAL_LABELS
 from satchel.memory._models import validate_label
 
-__all__ = ["serve"]
+__all__ = ["fallback_root", "serve"]
+
+logger = logging.getLogger("satchel.cli.serve")
 
 
 def serve(
@@ -138,6 +140,17 @@ def serve(
             "(default: human and persona; blocks tagged 'global' always are); repeatable.",
         ),
     ] = None,
+    project_root: Annotated[
+        str | None,
+        typer.Option(
+            "--project-root",
+            metavar="DIR",
+            envvar="SATCHEL_PROJECT_ROOT",
+            help="With --agent auto: the project to use when the client gives no workspace "
+            "roots (an editor's ${workspaceFolder}; a relative DIR is from the working "
+            "directory).",
+        ),
+    ] = None,
     db: Annotated[
         str | None,
         typer.Option(
@@ -216,6 +229,10 @@ def serve(
         raise typer.BadParameter("cannot be 'auto'.", param_hint="'--global-agent'")
     if global_label and agent != AUTO_AGENT:
         raise typer.BadParameter("only makes sense with --agent auto.", param_hint="'--global'")
+    if project_root is not None and agent != AUTO_AGENT:
+        raise typer.BadParameter(
+            "only makes sense with --agent auto.", param_hint="'--project-root'"
+        )
     for label in global_label or ():
         try:
             validate_label(label)
@@ -238,6 +255,7 @@ def serve(
         toolkit=toolkit_config(toolkit, calendar, timezone, toolkit_file),
         global_agent=global_agent,
         global_labels=tuple(global_label) if global_label else DEFAULT_GLOBAL_LABELS,
+        project_root=fallback_root(project_root),
         mirror=mirror,
         replace=replaced,
         memory=not no_memory,
@@ -273,3 +291,37 @@ def serve(
         anyio.run(run_serve, options, address, token)
     except KeyboardInterrupt:
         return
+
+
+def fallback_root(value: str | None) -> str | None:
+    """``--project-root`` as :class:`~satchel.mcp.ProjectAgents` takes it: a relative
+    path made absolute against the working directory. A value the client left
+    unexpanded (``${workspaceFolder}`` when no folder is open), the home folder and the
+    top folder are no project: the person's own memory is used then.
+
+    Raises:
+        typer.BadParameter: ``value`` is empty.
+    """
+    if value is None:
+        return None
+    text = value.strip()
+    if not text:
+        raise typer.BadParameter("must not be empty.", param_hint="'--project-root'")
+    if "${" in text:
+        logger.warning(
+            "--project-root %r was not expanded by the client (no folder open?): clients "
+            "without roots get the person's own memory",
+            text,
+        )
+        return None
+    if "://" in text:
+        return text
+    path = Path(text).expanduser().absolute()
+    if path in (Path.home(), Path(path.anchor)):
+        logger.info(
+            "--project-root %s is the home or top folder, not a project: clients without "
+            "roots get the person's own memory",
+            path,
+        )
+        return None
+    return str(path)

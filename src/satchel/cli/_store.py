@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
+import anyio
 import typer
 
 from satchel import memory
-from satchel._errors import InvalidInputError
+from satchel._errors import ConsentRequiredError, InvalidInputError
 from satchel.embed import default_embedder
 from satchel.memory import ConsentRequest, MemoryStore
 
-__all__ = ["DbOption", "open_store", "resolve_db_location"]
+__all__ = ["DbOption", "open_store", "resolve_db_location", "run_on_store"]
+
+_T = TypeVar("_T")
 
 DbOption = Annotated[
     str | None,
@@ -76,3 +80,27 @@ def resolve_db_location(target: str | None, *, must_exist: bool) -> str | Path:
 
 async def _approve(request: ConsentRequest, /) -> bool:
     return True
+
+
+def run_on_store(
+    work: Callable[[MemoryStore], Awaitable[_T]], store_opener: Awaitable[MemoryStore]
+) -> _T:
+    """Open the store, run ``work`` on it, close it; a store's ``ValueError`` (a bad
+    label, a bad tag) becomes a usage error, and a refusal for want of consent says how
+    to give it."""
+
+    async def main() -> _T:
+        store = await store_opener
+        try:
+            return await work(store)
+        finally:
+            await store.close()
+
+    try:
+        return anyio.run(main)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).rstrip(".") + ".") from exc
+    except ConsentRequiredError as exc:
+        raise ConsentRequiredError(
+            f"{exc.message}. Pass --yes to give it.", details=exc.details
+        ) from exc

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sys
+from collections.abc import Generator
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
+from satchel._errors import SatchelUsageError
 from satchel.cli._common import (
     DEFAULT_TOOLS,
     JsonFlag,
@@ -19,7 +23,8 @@ from satchel.cli._common import (
     stdout_console,
 )
 from satchel.registry import ToolRegistry
-from satchel.schema import DIALECTS, Dialect
+from satchel.registry._versions import version_alias
+from satchel.schema import DIALECTS, Dialect, tool_definition
 from satchel.tools import ToolContext, ToolResult, ToolSpec
 
 __all__ = ["app"]
@@ -109,11 +114,57 @@ def schema(
     """Print a tool's definition (or every tool's) as JSON, in a provider's own shape."""
     chosen = _dialect(dialect)
     registry = load_registry(tools)
-    definitions = registry.schemas(chosen)
     if name is None:
-        echo_json(definitions)
-    else:
-        echo_json(definitions[_find(registry, name, tools)])
+        echo_json(registry.schemas(chosen))
+        return
+    tool = registry.get(name)  # also `name@1` and `name_v1`
+    if tool is None:
+        _find(registry, name, tools)
+        return
+    listed = _listed_name(registry, tool.spec)
+    with _quiet(logging.getLogger("satchel.registry")):  # the reason is the error below
+        found = registry.schemas(chosen, versions="all")
+    for definition in found:
+        if _definition_name(definition) == listed:
+            echo_json(definition)
+            return
+    try:
+        tool_definition(listed, tool.spec.description, tool.spec.input_schema, chosen)
+        reason = "it is left out of the registry's definitions"
+    except SatchelUsageError as exc:
+        reason = exc.message
+    raise typer.BadParameter(
+        f"the tool {name!r} cannot be written in the {chosen} dialect: {reason}",
+        param_hint="'NAME'",
+    )
+
+
+@contextlib.contextmanager
+def _quiet(logger: logging.Logger) -> Generator[None]:
+    """Hold back ``logger``'s warnings for the block."""
+    before = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = before
+
+
+def _listed_name(registry: ToolRegistry, spec: ToolSpec) -> str:
+    """The name a definition lists ``spec`` under: its own for the default version,
+    ``name_v1`` for another (as :meth:`ToolRegistry.schemas` writes it)."""
+    if spec.version is None or registry.default_version(spec.name) == spec.version:
+        return spec.name
+    return version_alias(spec.name, spec.version)
+
+
+def _definition_name(definition: dict[str, Any]) -> object:
+    """A definition's tool name, in any dialect's shape (OpenAI nests it in
+    ``function``)."""
+    inner = definition.get("function")
+    if isinstance(inner, dict) and "name" in inner:
+        return inner["name"]  # pyright: ignore[reportUnknownVariableType]
+    return definition.get("name")
 
 
 def _dialect(value: str) -> Dialect:

@@ -10,37 +10,26 @@ It mirrors :class:`~satchel.consent.SQLiteApprovalStore`:
   is ``satchel_consent_approvals``: the request as JSON (``json``, not ``jsonb``, so the
   text, including ``\\u0000`` escapes, round-trips exactly) plus the columns lookups
   need.
-* **Connections**: one ``psycopg_pool.AsyncConnectionPool`` per store, autocommit,
-  READ COMMITTED, opened on first use after the migrations ran on a connection of
-  their own (so an unreachable database fails at once, with the server's reason).
+* **Connections and errors**: :class:`~satchel._postgres_pool.PostgresPool` (one
+  pool per store, opened on first use; every driver error a
+  :class:`~satchel.StorageError` without the password).
 * **Concurrency**: every write is one statement; the status compare-and-set is one
   ``UPDATE ... WHERE id = %s AND status = %s``, which PostgreSQL re-evaluates on the
   newest row version after waiting for a concurrent writer's row lock, so exactly one
   of two racing decisions wins.
-* **Errors**: every :class:`psycopg.Error` (including a pool timeout) becomes a
-  :class:`~satchel.StorageError`, with the password left out of the message.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import Any, Final
 
-import anyio
-import psycopg
-from psycopg_pool import AsyncConnectionPool
-
-from satchel._errors import InvalidInputError, StorageError
-from satchel._migrations import Migration, migrate_postgres
+from satchel._migrations import Migration
+from satchel._postgres_pool import PostgresPool
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
-from satchel.memory.postgres import Conn, describe, redact
 
 __all__ = ["PostgresApprovalStore"]
 
 _Requests = list[ApprovalRequest]
-_TIMEOUT: Final = 30.0
-"""Seconds to wait for a connection (or a free pooled one) before a StorageError."""
 COMPONENT: Final = "consent"
 """The approval store's name in the migrations table."""
 
@@ -90,81 +79,32 @@ class PostgresApprovalStore:
     """
 
     def __init__(self, url: str, *, min_connections: int = 1, max_connections: int = 4) -> None:
-        if not 0 <= min_connections <= max_connections or max_connections < 1:
-            raise InvalidInputError("need 0 <= min_connections <= max_connections and >= 1 maximum")
+        self._db = PostgresPool(
+            url,
+            what="approval store",
+            component=COMPONENT,
+            migrations=MIGRATIONS,
+            min_connections=min_connections,
+            max_connections=max_connections,
+        )
         self.url = url
-        self.safe_url = redact(url)
+        self.safe_url = self._db.safe_url
         self.min_connections = min_connections
         self.max_connections = max_connections
-        self.applied_migrations: list[str] = []
-        self._opening = anyio.Lock()
-        self._pool: AsyncConnectionPool[Conn] | None = None
-        self._closed = False
 
-    def _refuse_if_closed(self) -> None:
-        if self._closed:
-            raise StorageError(f"the approval store at {self.safe_url} is closed")
-
-    async def _open(self) -> AsyncConnectionPool[Conn]:
-        self._refuse_if_closed()
-        if self._pool is not None:
-            return self._pool
-        async with self._opening:
-            self._refuse_if_closed()
-            if self._pool is None:
-                pool: AsyncConnectionPool[Conn] = AsyncConnectionPool(
-                    self.url,
-                    min_size=self.min_connections,
-                    max_size=self.max_connections,
-                    timeout=_TIMEOUT,
-                    kwargs={"autocommit": True},
-                    open=False,
-                    name="satchel-consent",
-                )
-                try:
-                    # Migrate on a connection of its own first: an unreachable database
-                    # then fails at once with the server's reason, not a pool timeout.
-                    async with await psycopg.AsyncConnection.connect(
-                        self.url, autocommit=True, connect_timeout=round(_TIMEOUT)
-                    ) as conn:
-                        self.applied_migrations = await migrate_postgres(
-                            conn, COMPONENT, MIGRATIONS
-                        )
-                    await pool.open(wait=True, timeout=_TIMEOUT)
-                except BaseException as exc:
-                    await pool.close()
-                    if isinstance(exc, psycopg.Error):
-                        raise StorageError(
-                            f"cannot open the approval store at {self.safe_url}: {describe(exc)}",
-                            details={"sqlstate": getattr(exc, "sqlstate", None)},
-                        ) from exc
-                    raise
-                if self._closed:  # closed while opening
-                    await pool.close()
-                    self._refuse_if_closed()
-                self._pool = pool
-            return self._pool
-
-    @asynccontextmanager
-    async def _connection(self) -> AsyncGenerator[Conn]:
-        pool = await self._open()
-        try:
-            async with pool.connection() as conn:
-                yield conn
-        except psycopg.Error as exc:  # PoolTimeout and PoolClosed are OperationalErrors
-            raise StorageError(
-                f"approval store at {self.safe_url} failed: {describe(exc)}",
-                details={"sqlstate": getattr(exc, "sqlstate", None)},
-            ) from exc
+    @property
+    def applied_migrations(self) -> list[str]:
+        """The migrations this store applied when it opened."""
+        return self._db.applied_migrations
 
     async def _select(self, query: str, params: tuple[Any, ...]) -> _Requests:
-        async with self._connection() as conn:
+        async with self._db.connection() as conn:
             cursor = await conn.execute(query.encode(), params)
             return _load(await cursor.fetchall())
 
     async def insert(self, request: ApprovalRequest) -> None:
         """Store a new request (a :class:`~satchel.StorageError` if its id exists)."""
-        async with self._connection() as conn:
+        async with self._db.connection() as conn:
             await conn.execute(
                 "INSERT INTO satchel_consent_approvals"
                 " (id, scope_key, status, created_at, record) VALUES (%s, %s, %s, %s, %s)",
@@ -207,7 +147,7 @@ class PostgresApprovalStore:
 
     async def swap(self, request: ApprovalRequest, *, expect: ApprovalStatus) -> bool:
         """Replace the record if its stored status is still ``expect`` (one ``UPDATE``)."""
-        async with self._connection() as conn:
+        async with self._db.connection() as conn:
             cursor = await conn.execute(
                 "UPDATE satchel_consent_approvals SET status = %s, record = %s"
                 " WHERE id = %s AND status = %s",
@@ -217,7 +157,4 @@ class PostgresApprovalStore:
 
     async def close(self) -> None:
         """Close every connection (idempotent); the store then refuses work."""
-        self._closed = True
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            await pool.close()
+        await self._db.close()

@@ -8,14 +8,16 @@
 underneath, kept current as the registry changes; :class:`Ranking` says how a query
 ranks tools. Tools may carry example requests, and the meta-tools learn more from use:
 a ``discover_tools`` query followed by a successful call is kept in a
-:class:`UsageStore` (:class:`MemoryUsageStore`, or :class:`SQLiteUsageStore` in the
-memory database) and ranks that tool for similar queries later.
+:class:`UsageStore` (:class:`MemoryUsageStore`, or :class:`SQLiteUsageStore` or
+:class:`PostgresUsageStore` in the memory database) and ranks that tool for similar queries later.
 
 Example:
     >>> meta = MetaTools(registry)
     >>> await meta.registry.call("discover_tools", {"query": "delete a branch"})
     >>> meta.registry.schemas("openai")   # three short definitions, not hundreds
 """
+
+import typing
 
 from satchel.meta._catalog import CatalogIndex, SearchMode
 from satchel.meta._entry import CatalogEntry, CatalogScores
@@ -25,6 +27,9 @@ from satchel.meta._ranking import Ranking, fuse_scores
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
 from satchel.meta._usage import LearnedPair, MemoryUsageStore, UsageStore, catalog_id
 from satchel.meta._usage_sqlite import SQLiteUsageStore
+
+if typing.TYPE_CHECKING:
+    from satchel.meta._usage_postgres import PostgresUsageStore
 
 __all__ = [
     "CatalogEntry",
@@ -37,6 +42,7 @@ __all__ = [
     "LearnedPair",
     "MemoryUsageStore",
     "MetaTools",
+    "PostgresUsageStore",
     "Ranking",
     "SQLiteUsageStore",
     "SearchMode",
@@ -45,3 +51,13 @@ __all__ = [
     "catalog_id",
     "fuse_scores",
 ]
+
+
+def __getattr__(name: str) -> typing.Any:
+    # PostgreSQL's driver loads only when its store is asked for: `import satchel`
+    # stays free of psycopg.
+    if name == "PostgresUsageStore":
+        from satchel.meta._usage_postgres import PostgresUsageStore
+
+        return PostgresUsageStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -95,5 +95,7 @@ def _definition(
         }
         if s.deprecated:
             meta["satchel/deprecated"] = s.deprecated
+        if listed != s.name:
+            meta["satchel/name"] = s.name
         definition["_meta"] = {**definition.get("_meta", {}), **meta}
     return definition

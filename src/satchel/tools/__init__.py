@@ -16,12 +16,19 @@ from satchel.tools._metadata import (
 )
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
-from satchel.tools._spec import OperationSpec, ToolAnnotations, ToolSpec, derive_summary
+from satchel.tools._spec import (
+    READ_ACTIONS,
+    OperationSpec,
+    ToolAnnotations,
+    ToolSpec,
+    derive_summary,
+)
 from satchel.tools._typed import Tool, build_plan, check_name
 
 __all__ = [
     "MAX_EXAMPLES",
     "MAX_EXAMPLE_CHARS",
+    "READ_ACTIONS",
     "VERSION_PATTERN",
     "ArgumentsError",
     "BaseTool",

@@ -23,6 +23,7 @@ from satchel.tools._spec import (
     ToolSpec,
     derive_summary,
     destructive_by_action,
+    read_only_by_action,
 )
 
 __all__ = [
@@ -220,6 +221,8 @@ def build_spec(
     base, overrides = destructive_by_action(
         meta.actions, meta.annotations, tuple(operations), meta.operation_annotations
     )
+    if not operations:
+        base = read_only_by_action(meta.actions, base)
     specs = {
         op: OperationSpec(
             name=op,

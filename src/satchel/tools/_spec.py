@@ -10,11 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "NAME_PATTERN",
+    "READ_ACTIONS",
     "OperationSpec",
     "ToolAnnotations",
     "ToolSpec",
     "derive_summary",
     "destructive_by_action",
+    "read_only_by_action",
 ]
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -137,6 +139,24 @@ class ToolSpec(BaseModel):
 
 _DELETE: str = "delete"
 
+READ_ACTIONS: frozenset[str] = frozenset(
+    {
+        "read",
+        "get",
+        "list",
+        "search",
+        "find",
+        "query",
+        "view",
+        "show",
+        "lookup",
+        "describe",
+        "count",
+    }
+)
+"""Actions that only read: a tool without operations whose ``actions`` are all among
+them is read-only by default (:func:`read_only_by_action`)."""
+
 
 def _deletes(operation: str) -> bool:
     name = operation.lower()
@@ -180,6 +200,24 @@ def destructive_by_action(
     for op in named:
         extra[op] = extra[op].merged(on) if op in extra else on
     return base, extra
+
+
+def read_only_by_action(actions: Collection[str], base: ToolAnnotations) -> ToolAnnotations:
+    """``base`` marked read-only when the tool declares ``actions`` the AgenticPal way,
+    every one of them only reads (:data:`READ_ACTIONS`), and it says nothing itself about
+    ``read_only``. Multi-operation tools keep their operations' own annotations.
+
+    Example:
+        >>> read_only_by_action(["read", "search"], ToolAnnotations()).read_only
+        True
+        >>> read_only_by_action(["read", "update"], ToolAnnotations()).read_only is None
+        True
+    """
+    if not actions or base.read_only is not None or base.destructive is True:
+        return base
+    if all(a.lower() in READ_ACTIONS for a in actions):
+        return base.merged(ToolAnnotations(read_only=True))
+    return base
 
 
 def derive_summary(description: str, *, max_words: int = _SUMMARY_MAX_WORDS) -> str:

@@ -7,7 +7,10 @@ project at the first root (:func:`~satchel.memory.project_for_root`), set up on 
 use with the person's global blocks shared in (:func:`~satchel.memory.ensure_project`).
 The answer is kept for the connection until the client says its roots changed
 (``notifications/roots/list_changed``). A client that announces no roots (Claude
-Desktop), or cannot be asked on this connection, gets the person's own agent.
+Desktop), or cannot be asked on this connection (the 2026-07-28 protocol deprecates
+roots, and its connections carry no server-to-client requests), gets the project at the
+fallback root when one was given (``serve --project-root``, which ``satchel install``
+sets to the editor's ``${workspaceFolder}``), else the person's own agent.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class ProjectAgents:
             (blocks tagged ``global`` are shared too).
         on_project: Awaited once per connection that resolved to a project (for
             example to mirror its memory).
+        fallback_root: The workspace used when the client gives no roots (a path or
+            ``file://`` URI); ``None``: the person's own agent then.
     """
 
     def __init__(
@@ -69,12 +74,14 @@ class ProjectAgents:
         template: AgentTemplate | None = None,
         global_labels: Collection[str] = DEFAULT_GLOBAL_LABELS,
         on_project: Callable[[Project], Awaitable[None]] | None = None,
+        fallback_root: str | None = None,
     ) -> None:
         self.store = store
         self.person = person
         self.template = template
         self.global_labels = tuple(global_labels)
         self._on_project = on_project
+        self.fallback_root = fallback_root
         self._agents: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
     async def agent_for(self, channel: ClientChannel) -> str:
@@ -108,13 +115,17 @@ class ProjectAgents:
     async def _project(self, channel: ClientChannel) -> Project | None:
         roots = await channel.list_roots()
         client = channel.client_name or "the client"
-        if not roots:
+        if roots:
+            root, where = roots[0], f"{client} works in"
+        elif self.fallback_root is not None:
+            root, where = self.fallback_root, f"{client} gave no roots; --project-root is"
+        else:
             logger.info("%s announced no workspace roots: using agent %r", client, self.person)
             return None
         try:
-            project = project_for_root(roots[0])
+            project = project_for_root(root)
         except InvalidInputError as exc:
             logger.warning("%s: %s; using agent %r", client, exc.message, self.person)
             return None
-        logger.info("%s works in %s: using agent %r", client, project.key, project.agent)
+        logger.info("%s %s: using agent %r", where, project.key, project.agent)
         return project

@@ -38,7 +38,7 @@ from starlette.applications import Starlette
 
 from satchel import __version__
 from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
-from satchel.mcp._wire import ERROR_META_KEY, NOTICE_META_KEY
+from satchel.mcp._wire import ALL_VERSIONS_META_KEY, ERROR_META_KEY, NOTICE_META_KEY
 from satchel.mcp.server._channel import ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
 from satchel.mcp.server._feed import SUBSCRIBED_URIS, ChangeFeed
@@ -305,8 +305,16 @@ class SatchelServer:
     async def _list_tools(
         self,
         _ctx: ServerRequestContext[ChangeFeed, Any],
-        _params: types.PaginatedRequestParams | None,
+        params: types.PaginatedRequestParams | None,
     ) -> types.ListToolsResult:
+        meta: Mapping[str, Any] = (params.meta if params is not None else None) or {}
+        if meta.get(ALL_VERSIONS_META_KEY) is True:  # a mount: every version, named name_v1
+            return types.ListToolsResult(
+                tools=[
+                    types.Tool.model_validate(d)
+                    for d in self.registry.schemas("mcp", versions="all")
+                ]
+            )
         definitions = self.registry.schemas("mcp")
         if definitions is not self._tools_source:  # the registry rebuilt its cache
             self._tools_listing = types.ListToolsResult(
