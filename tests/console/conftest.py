@@ -26,7 +26,7 @@ async def seed(store: MemoryStore) -> None:
     await store.ensure_agent("ada")
     await store.update_block_text("ada", "human", f"Ada likes green tea. {HOSTILE}")
     await store.create_block(
-        "ada", "notes", "Short notes.", description="Scratch pad", char_limit=20
+        "ada", "notes", "Short notes.", description="Scratch pad", char_limit=14
     )
     await store.create_block(
         "ada", "trip", "Kyoto in April, then Osaka.", kind=BlockKind.ARCHIVAL, tags=("travel",)
