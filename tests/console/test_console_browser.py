@@ -110,6 +110,12 @@ def test_open_an_agent_edit_a_block_and_search(
         async with SQLiteStore(db, embedder=None) as store:
             return await store.get_block("ada", "notes")
 
+    driver.get(f"{console}/agents/ada/blocks/notes?a=1#history")
+    diff = wait(driver).until(ec.presence_of_element_located((By.ID, "diff")))
+    assert "+Ada's sister Bea lives in Porto." in diff.text
+    driver.execute_script("document.getElementById('history').scrollIntoView()")
+    shot(driver, "history")
+
     block = anyio.run(stored)
     assert (block.value, block.permission.value, block.char_limit) == (
         "Ada's sister Bea lives in Porto.",

@@ -348,3 +348,29 @@ async def test_without_a_token_only_a_loopback_host_is_served(tmp_path: Path) ->
         assert client.get("/agents").status_code == 200
     await store.close()
     await broker.close()
+
+
+async def test_the_block_page_shows_its_history_and_a_diff_of_any_two_versions(
+    site: Site,
+) -> None:
+    site.client.post(
+        "/agents/ada/blocks/notes",
+        data=_edit(site, "notes", value="Short notes.\nBea is Ada's sister.", char_limit="60"),
+    )
+    site.client.post(
+        "/agents/ada/blocks/notes",
+        data=_edit(site, "notes", value="Bea is Ada's sister.", char_limit="60"),
+    )
+    block = await site.store.get_block("ada", "notes")
+    page = site.client.get("/agents/ada/blocks/notes")
+    versions = re.findall(r'class="version-row" data-version="(\d+)"', page.text)
+    assert [int(v) for v in versions] == list(range(block.version, 0, -1))
+    diff = re.search(r'<div class="diff" id="diff">(.*?)</div>', page.text, re.S)
+    assert diff is not None
+    assert '<span class="del">-Short notes.</span>' in diff.group(1)
+    first = site.client.get(f"/agents/ada/blocks/notes?a=1&b={block.version}")
+    assert "+Bea is Ada&#39;s sister." in first.text
+    assert "-# char_limit: 14" in first.text
+    missing = site.client.get("/agents/ada/blocks/notes?a=999")
+    assert missing.status_code == 422
+    assert "not kept" in missing.text
