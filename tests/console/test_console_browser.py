@@ -90,6 +90,8 @@ def test_open_an_agent_edit_a_block_and_search(
         r.get_attribute("data-label") for r in driver.find_elements(By.CSS_SELECTOR, "tr.block-row")
     ]
     assert labels == ["human", "notes", "persona"]
+    near = driver.find_element(By.CSS_SELECTOR, 'tr[data-label="notes"] .size')
+    assert "near" in (near.get_attribute("class") or "")  # 12 of 14: amber
     shot(driver, "agent")
 
     driver.find_element(By.LINK_TEXT, "notes").click()
@@ -131,6 +133,12 @@ def test_open_an_agent_edit_a_block_and_search(
     hits = wait(driver).until(ec.presence_of_all_elements_located((By.CSS_SELECTOR, "tr.hit")))
     assert "Kyoto in April" in hits[0].text
     shot(driver, "search")
+
+    driver.find_element(By.LINK_TEXT, "Timeline").click()
+    wait(driver).until(ec.presence_of_element_located((By.ID, "timeline-day")))
+    said = [m.text for m in driver.find_elements(By.CSS_SELECTOR, ".msg pre.value")]
+    assert said == ["Book me a ryokan in Kyoto.", "I found three ryokans in Kyoto."]
+    shot(driver, "timeline")
 
 
 def test_a_stored_script_renders_as_text_and_runs_nothing(

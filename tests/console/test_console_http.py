@@ -374,3 +374,17 @@ async def test_the_block_page_shows_its_history_and_a_diff_of_any_two_versions(
     missing = site.client.get("/agents/ada/blocks/notes?a=999")
     assert missing.status_code == 422
     assert "not kept" in missing.text
+
+
+async def test_an_agent_with_many_blocks_is_shown_a_page_at_a_time(site: Site) -> None:
+    from satchel.console._blocks import ROWS_PER_PAGE
+
+    for n in range(ROWS_PER_PAGE):
+        await site.store.create_block("ada", f"fact{n:03d}", f"fact {n}")
+    first = site.client.get("/agents/ada")
+    second = site.client.get("/agents/ada?page=2")
+    assert first.text.count('class="block-row"') == ROWS_PER_PAGE
+    assert second.text.count('class="block-row"') == 3  # human, notes, persona sort last
+    assert 'id="next-page"' in first.text
+    assert 'id="prev-page"' in second.text
+    assert site.client.get("/agents/ada?page=3").status_code == 422

@@ -16,10 +16,13 @@ from satchel.console._history import history_view
 from satchel.console._operator import BlockEdit, parse_limit, parse_permission
 from satchel.memory import Block, BlockKind, Permission
 
-__all__ = ["NEAR_LIMIT", "BlockPages"]
+__all__ = ["NEAR_LIMIT", "ROWS_PER_PAGE", "BlockPages"]
 
 NEAR_LIMIT = 0.8
 """The share of its limit at which a block's size bar turns amber."""
+
+ROWS_PER_PAGE = 100
+"""Blocks per page of an agent's block table."""
 
 _IN_CONTEXT = (BlockKind.CORE, BlockKind.WORKING)
 
@@ -75,14 +78,22 @@ class BlockPages:
         error: SatchelError | None = None,
         draft: dict[str, str] | None = None,
     ) -> Response:
-        await self.console.known_agent(agent)
-        summary = (await self.console.store.describe_agents(agent))[0]
+        summary = await self.console.known_agent(agent)
         blocks = await self.console.store.list_blocks(agent, kinds=_IN_CONTEXT)
-        rows = [{"block": b, "usage": _usage(b), "own": b.agent == agent} for b in blocks]
+        pages = max(1, -(-len(blocks) // ROWS_PER_PAGE))
+        raw = request.query_params.get("page", "1").strip()
+        if not raw.isdigit() or not 1 <= int(raw) <= pages:
+            raise InvalidInputError(f"page must be 1 to {pages}, not {raw[:20]!r}")
+        page = int(raw)
+        shown = blocks[(page - 1) * ROWS_PER_PAGE : page * ROWS_PER_PAGE]
+        rows = [{"block": b, "usage": _usage(b), "own": b.agent == agent} for b in shown]
         context = {
             "agent": agent,
             "summary": summary,
             "rows": rows,
+            "count": len(blocks),
+            "page": page,
+            "pages": pages,
             "permissions": [p.value for p in Permission],
             "kinds": [k.value for k in BlockKind],
             "error": error,

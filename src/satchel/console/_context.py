@@ -12,7 +12,7 @@ from satchel.consent import PermissionBroker
 from satchel.console._guard import Guard
 from satchel.console._operator import Operator
 from satchel.console._render import Renderer
-from satchel.memory import MemoryStore
+from satchel.memory import AgentSummary, MemoryStore
 
 __all__ = ["MAX_FORM_BYTES", "Console", "field"]
 
@@ -71,14 +71,16 @@ class Console:
         self.guard.check_write(request, form)
         return form
 
-    async def known_agent(self, agent: str) -> None:
-        """Raise unless the store knows ``agent``.
+    async def known_agent(self, agent: str) -> AgentSummary:
+        """The summary of ``agent``, which the store must know.
 
         Raises:
             NotFoundError: No such agent.
         """
-        if not await self.store.describe_agents(agent):
+        found = await self.store.describe_agents(agent)
+        if not found:
             raise NotFoundError(
                 f"there is no agent {agent!r} in this memory database",
                 details={"agent": agent},
             )
+        return found[0]
