@@ -33,10 +33,11 @@ from satchel.consent import ConsentScope, PermissionBroker, SQLiteApprovalStore
 from satchel.console import console_app
 from satchel.memory import Block, BlockKind, SQLiteStore
 
-WORDS = (
-    "tea kyoto cello porto sister garden python coral reef ocean train museum "
-    "birthday recipe bread running marathon violin novel chess winter summer"
-).split()
+WORDS = [
+    *("tea", "kyoto", "cello", "porto", "sister", "garden", "python", "coral", "reef"),
+    *("ocean", "train", "museum", "birthday", "recipe", "bread", "running", "marathon"),
+    *("violin", "novel", "chess", "winter", "summer"),
+]
 
 
 def _text(n: int) -> str:
