@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -388,3 +389,23 @@ async def test_an_agent_with_many_blocks_is_shown_a_page_at_a_time(site: Site) -
     assert 'id="next-page"' in first.text
     assert 'id="prev-page"' in second.text
     assert site.client.get("/agents/ada?page=3").status_code == 422
+
+
+async def test_a_write_larger_than_the_limit_or_without_a_length_is_refused_unread(
+    site: Site,
+) -> None:
+    from satchel.console._context import MAX_FORM_BYTES
+
+    huge = site.client.post(
+        "/agents/ada/blocks/notes",
+        content=b"x",
+        headers={"content-length": str(MAX_FORM_BYTES + 1)},
+    )
+    assert huge.status_code == 413
+
+    def chunks() -> Iterator[bytes]:
+        yield b"value=x"
+
+    unsized = site.client.post("/login", content=chunks())
+    assert unsized.status_code == 411
+    assert (await site.store.get_block("ada", "notes")).value == "Short notes."

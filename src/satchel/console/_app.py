@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from satchel.consent import PermissionBroker
 from satchel.console._approvals import ApprovalPages
 from satchel.console._blocks import BlockPages
-from satchel.console._context import Console, field
+from satchel.console._context import MAX_FORM_BYTES, Console, field
 from satchel.console._errors import error_handlers
 from satchel.console._guard import COOKIE, Guard
 from satchel.console._operator import operator_view
@@ -31,6 +31,7 @@ __all__ = ["console_app"]
 logger = logging.getLogger("satchel.console")
 
 _OPEN_PATHS = ("/login", "/static/")
+_LOGIN_BYTES = 16 * 1024
 
 
 class _LoginGate:
@@ -50,39 +51,41 @@ class _LoginGate:
         root = str(scope.get("root_path", "")).rstrip("/")
         inner = path[len(root) :] if root and path.startswith(root) else path
         guard = self.console.guard
+        if request.method == "POST":
+            size = request.headers.get("content-length", "")
+            limit = _LOGIN_BYTES if inner.startswith("/login") else MAX_FORM_BYTES
+            if not size.isdigit() or int(size) > limit:
+                status = 411 if not size.isdigit() else 413
+                message = (
+                    "A write must say its length (Content-Length)."
+                    if status == 411
+                    else f"The request is larger than {limit} bytes."
+                )
+                refused = self.console.renderer.error(request, status, "Refused", message)
+                await refused(scope, receive, send)
+                return
         if inner.startswith(_OPEN_PATHS) or guard.authenticated(request):
             await self.app(scope, receive, send)
             return
         response: Response
         if guard.token is None:
             logger.info("refused a console request for a host that is not loopback")
-            response = self.console.renderer.render(
+            response = self.console.renderer.error(
                 request,
-                "error.html",
-                {
-                    "status": 403,
-                    "title": "Refused",
-                    "message": "Without a token the console answers only at a loopback "
-                    "address (127.0.0.1, ::1 or localhost).",
-                    "details": {},
-                },
-                status=403,
+                403,
+                "Refused",
+                "Without a token the console answers only at a loopback address "
+                "(127.0.0.1, ::1 or localhost).",
             )
         elif request.method == "GET" and "authorization" not in request.headers:
             target = f"{root}/login?next={quote(inner, safe='/')}"
             response = RedirectResponse(target, status_code=303)
         else:
-            response = self.console.renderer.render(
+            response = self.console.renderer.error(
                 request,
-                "error.html",
-                {
-                    "status": 401,
-                    "title": "Login needed",
-                    "message": "This console needs its token: log in, or send "
-                    "'Authorization: Bearer <token>'.",
-                    "details": {},
-                },
-                status=401,
+                401,
+                "Login needed",
+                "This console needs its token: log in, or send 'Authorization: Bearer <token>'.",
             )
             response.headers["www-authenticate"] = 'Bearer realm="satchel console"'
         await response(scope, receive, send)

@@ -85,3 +85,13 @@ class Renderer:
         values.update(context or {})
         body = self.env.get_template(template).render(values)
         return HTMLResponse(body, status_code=status, headers=dict(SECURITY_HEADERS))
+
+    def error(self, request: Request, status: int, title: str, message: str) -> HTMLResponse:
+        """The error page with ``status``, a short ``title`` and one ``message``."""
+        context: dict[str, object] = {
+            "status": status,
+            "title": title,
+            "message": message,
+            "details": {},
+        }
+        return self.render(request, "error.html", context, status=status)
