@@ -16,6 +16,7 @@ PACKAGES = [
     "satchel.channels",
     "satchel.compose",
     "satchel.consent",
+    "satchel.console",
     "satchel.embed",
     "satchel.mcp",
     "satchel.mcp.mount",

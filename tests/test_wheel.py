@@ -86,6 +86,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         names = set(archive.namelist())
     assert "satchel/embed/data/tokenizer.json" in names
     assert "satchel/embed/data/LICENSE-all-MiniLM-L6-v2" in names
+    for shipped in ("static/htmx.min.js", "static/LICENSE-htmx", "templates/base.html"):
+        assert f"satchel/console/{shipped}" in names  # the console needs no network
     assert sdist.stat().st_size > 400_000  # the tokenizer went into the sdist too
 
     constraints = work / "constraints.txt"

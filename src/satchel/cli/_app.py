@@ -25,7 +25,16 @@ from satchel._errors import (
     SatchelUsageError,
     VersionConflictError,
 )
-from satchel.cli import _approvals, _chat, _install, _memory, _run, _serve_command, _tools
+from satchel.cli import (
+    _approvals,
+    _chat,
+    _console,
+    _install,
+    _memory,
+    _run,
+    _serve_command,
+    _tools,
+)
 from satchel.cli._common import error_line
 
 __all__ = ["COMMANDS", "GROUPS", "app", "main"]
@@ -39,6 +48,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
 
 COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("serve", _serve_command.serve),
+    ("console", _console.console),
     ("install", _install.install),
     ("run", _run.run),
     ("chat", _chat.chat),

@@ -154,6 +154,10 @@ class ServeOptions:
     channels: ChannelConfig | None = None
     """``--channels``: what ``send_message`` reaches besides the user and other agents."""
 
+    console: bool = True
+    """With ``--http``: also serve the memory console at ``/console`` (``--no-console``
+    to leave it out)."""
+
     @property
     def per_project(self) -> bool:
         """Whether each client's memory is its project's (``--agent auto``)."""
@@ -474,8 +478,14 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
             typer.echo(f"satchel: serving MCP at {url}", err=True)
 
         host, port = http
+        mounts = None
+        if options.console:
+            from satchel.console import console_app
+
+            console = console_app(store, broker, token=token, agent=person)
+            mounts = {"/console": console}
         try:
-            await server.run_http(host, port, token=token, on_ready=ready)
+            await server.run_http(host, port, token=token, on_ready=ready, mounts=mounts)
         except OSError as exc:
             if listening:
                 raise

@@ -63,6 +63,14 @@ def serve(
             "(anyone who can reach it can call the tools).",
         ),
     ] = False,
+    console: Annotated[
+        bool,
+        typer.Option(
+            "--console/--no-console",
+            help="With --http: also serve the memory console at /console (same token; "
+            "browsers log in with it).",
+        ),
+    ] = True,
     tools: Annotated[
         list[str] | None,
         typer.Option(
@@ -261,6 +269,7 @@ def serve(
         memory=not no_memory,
         channels=channels_config(channels),
         learn=learn,
+        console=console,
     )
     resolve_db_location(db, must_exist=False)  # an unsupported URL is a usage error now
     address = parse_http(http) if http is not None else None

@@ -47,6 +47,7 @@ Example:
 
 from satchel.memory._backend import MemoryBackend
 from satchel.memory._gated import GatedStore
+from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
 from satchel.memory._mirror import MarkdownMirror
 from satchel.memory._models import (
@@ -101,6 +102,7 @@ from satchel.retrieval import HybridFusion as Fusion
 __all__ = [
     "DEFAULT_GLOBAL_LABELS",
     "GLOBAL_TAG",
+    "HISTORY_VERSIONS",
     "PROJECT_LABEL",
     "AgentMemory",
     "AgentSummary",
@@ -108,6 +110,7 @@ __all__ = [
     "Block",
     "BlockKind",
     "BlockTemplate",
+    "BlockVersion",
     "ConsentHandler",
     "ConsentRequest",
     "Domain",

@@ -42,6 +42,7 @@ from satchel._errors import (
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
 from satchel.memory._gate import gated_swap, gated_write
+from satchel.memory._history import BlockVersion, HistoryBackend
 from satchel.memory._models import (
     UNSET,
     AgentSummary,
@@ -365,6 +366,20 @@ class GatedStore:
         return await gated_swap(
             self.backend, self.consent, agent, archive_label, load_label, origin
         )
+
+    async def block_history(self, agent: str, label: str) -> list[BlockVersion]:
+        """The earlier versions of a block ``agent`` can read, oldest first (the last
+        :data:`~satchel.memory.HISTORY_VERSIONS` kept; empty on a backend that keeps
+        no history). The current version is :meth:`get_block`'s. Not part of the
+        :class:`~satchel.memory.MemoryStore` protocol: an operator's view.
+
+        Raises:
+            NotFoundError: No such block visible to ``agent``.
+        """
+        block = await self.get_block(agent, label)
+        if not isinstance(self.backend, HistoryBackend):
+            return []
+        return await self.backend.block_history(block.id)
 
     async def configure_block(
         self,

@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import h11
 import uvicorn
@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_REQUEST_TIMEOUT",
     "BearerTokenMiddleware",
+    "PathMounts",
     "default_max_connections",
     "run_uvicorn",
 ]
@@ -82,6 +83,51 @@ class BearerTokenMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": _UNAUTHORIZED})
+
+
+class PathMounts:
+    """Serves other apps beside the MCP app, each under its own path prefix (``satchel
+    serve --http`` serves the memory console at ``/console``).
+
+    A request under a prefix goes to that app alone, with the prefix added to its
+    ``root_path`` (as Starlette's ``Mount`` does), so the MCP app's middleware (the
+    bearer token, the request-id guard) never sees it: a mounted app checks its own
+    callers. Everything else, the lifespan included, goes to ``app``.
+
+    Args:
+        app: The MCP app.
+        mounts: ``{prefix: app}``; a prefix starts with ``/`` and does not end with one.
+    """
+
+    def __init__(self, app: ASGIApp, mounts: Mapping[str, ASGIApp]) -> None:
+        for prefix in mounts:
+            if not prefix.startswith("/") or prefix.endswith("/"):
+                raise InvalidInputError(f"a mount prefix looks like '/console', not {prefix!r}")
+        self.app = app
+        self.mounts = dict(mounts)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            path = str(scope.get("path", ""))
+            for prefix, mounted in self.mounts.items():
+                if path == prefix and scope["type"] == "http":
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 307,
+                            "headers": [
+                                (b"location", (prefix + "/").encode()),
+                                (b"content-length", b"0"),
+                            ],
+                        }
+                    )
+                    await send({"type": "http.response.body", "body": b""})
+                    return
+                if path.startswith(prefix + "/"):
+                    root = str(scope.get("root_path", ""))
+                    await mounted({**scope, "root_path": root + prefix}, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 DEFAULT_REQUEST_TIMEOUT = 30.0

@@ -35,6 +35,7 @@ from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
+from starlette.types import ASGIApp
 
 from satchel import __version__
 from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
@@ -42,7 +43,12 @@ from satchel.mcp._wire import ALL_VERSIONS_META_KEY, ERROR_META_KEY, NOTICE_META
 from satchel.mcp.server._channel import ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
 from satchel.mcp.server._feed import SUBSCRIBED_URIS, ChangeFeed
-from satchel.mcp.server._http import DEFAULT_MAX_BODY_BYTES, BearerTokenMiddleware, run_uvicorn
+from satchel.mcp.server._http import (
+    DEFAULT_MAX_BODY_BYTES,
+    BearerTokenMiddleware,
+    PathMounts,
+    run_uvicorn,
+)
 from satchel.mcp.server._projects import AgentResolver
 from satchel.mcp.server._prompts import PromptInfo, PromptProvider
 from satchel.mcp.server._request_context import ContextFactory, RequestContexts
@@ -549,6 +555,7 @@ class SatchelServer:
         on_ready: Callable[[str], None] | None = None,
         request_timeout: float | None = None,
         max_connections: int | None = None,
+        mounts: Mapping[str, ASGIApp] | None = None,
     ) -> None:
         """Serve streamable HTTP on ``host:port`` until cancelled or interrupted.
 
@@ -562,8 +569,13 @@ class SatchelServer:
                 before it is closed (see :func:`run_uvicorn`).
             max_connections: The most connections open at once; over it, the oldest
                 idle connection is closed (see :func:`run_uvicorn`).
+            mounts: Other apps served beside MCP, by path prefix (see
+                :class:`~satchel.mcp.server._http.PathMounts`); they check their own
+                callers (the token does not guard them).
         """
-        app = self.http_app(token=token, path=path, host=host)
+        app: ASGIApp = self.http_app(token=token, path=path, host=host)
+        if mounts:
+            app = PathMounts(app, mounts)
         await run_uvicorn(
             app,
             host,

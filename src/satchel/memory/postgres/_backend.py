@@ -19,6 +19,7 @@ from psycopg.types import TypeInfo
 
 from satchel._errors import StorageError
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
+from satchel.memory._history import BlockVersion
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -32,7 +33,7 @@ from satchel.memory._models import (
 )
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
-from satchel.memory.postgres import _agents, _blocks, _records
+from satchel.memory.postgres import _agents, _blocks, _history, _records
 from satchel.memory.postgres._db import Conn, Database
 from satchel.memory.postgres._messages import (
     count_texts,
@@ -150,6 +151,10 @@ class PostgresBackend:
 
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         return await self._run(lambda conn: _blocks.list_visible(conn, agent, kinds))
+
+    async def block_history(self, block_id: str) -> list[BlockVersion]:
+        """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""
+        return await self._run(lambda conn: _history.block_history(conn, block_id))
 
     async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
         model = self._model

@@ -216,3 +216,7 @@ async def migrate(conn: psycopg.AsyncConnection[Any]) -> list[str]:
     """
     await ensure_extensions(conn)
     return await migrate_postgres(conn, COMPONENT, MIGRATIONS)
+
+
+# Migrations kept in their own modules register themselves on import, after the above.
+from satchel.memory.postgres import _history as _history  # noqa: E402 (registers 0003)

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
+from satchel.memory._history import BlockVersion
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -35,7 +36,7 @@ from satchel.memory._models import (
 )
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
-from satchel.memory.sqlite import _agents, _blocks, _records
+from satchel.memory.sqlite import _agents, _blocks, _history, _records
 from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._indexes import StoredIndexes, index_folder
 from satchel.memory.sqlite._messages import (
@@ -370,6 +371,10 @@ class SQLiteBackend:
         return await self._read(lambda conn: run_search(conn, indexes, request))
 
     # --- vectors: the database steps ------------------------------------------------
+
+    async def block_history(self, block_id: str) -> list[BlockVersion]:
+        """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""
+        return await self._read(lambda conn: _history.block_history(conn, block_id))
 
     async def block_text(self, pk: int) -> str:
         row = await self._read(

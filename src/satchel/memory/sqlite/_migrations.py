@@ -210,3 +210,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     processes at once: a migration another process applied first is skipped.
     """
     return migrate_sqlite(conn, COMPONENT, MIGRATIONS)
+
+
+# Migrations kept in their own modules register themselves on import, after the above.
+from satchel.memory.sqlite import _history as _history  # noqa: E402 (registers 0004)

@@ -1,0 +1,110 @@
+"""``satchel console``: serve the memory console (:mod:`satchel.console`) on its own.
+
+It opens the memory store and the approval records of ``--db`` (the same database
+``satchel serve`` and the other commands use) and serves the console on
+``--host``/``--port``. Loopback by default; any other address needs ``--token`` (the
+same rule as ``serve --http``, without an opt-out: the console writes memory).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Annotated
+
+import anyio
+import typer
+
+from satchel._errors import SatchelUsageError
+from satchel.cli._listen import check_listen, check_token, is_loopback, typed_on_command_line
+from satchel.cli._store import DbOption, resolve_db_location
+
+__all__ = ["DEFAULT_PORT", "console"]
+
+logger = logging.getLogger("satchel.cli.console")
+
+DEFAULT_PORT = 8765
+"""The port ``satchel console`` listens on unless ``--port`` says otherwise."""
+
+
+def console(
+    ctx: typer.Context,
+    db: DbOption = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            envvar="SATCHEL_AGENT",
+            help="Open this agent's page first (default: the list of agents).",
+        ),
+    ] = None,
+    host: Annotated[
+        str,
+        typer.Option("--host", help="The address to listen on; not loopback needs --token."),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int,
+        typer.Option("--port", min=0, max=65535, help="The port (0: any free port)."),
+    ] = DEFAULT_PORT,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="SATCHEL_TOKEN",
+            help="The operator's token: the login page asks for it (or send "
+            "'Authorization: Bearer TOKEN'). Required on an address other than loopback.",
+        ),
+    ] = None,
+) -> None:
+    """Serve the memory console: see and edit what agents remember, answer approvals.
+
+    Open the printed URL in a browser. Stop with Ctrl-C.
+    """
+    if agent is not None and not agent.strip():
+        raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    where = resolve_db_location(db, must_exist=True)
+    loopback = is_loopback(host)
+    if token is None and not loopback:
+        raise typer.BadParameter(
+            f"{host} is not a loopback address: anyone who can reach it could read and "
+            "change memory, so give --token (or SATCHEL_TOKEN).",
+            param_hint="'--host'",
+        )
+    token = check_token(
+        token,
+        http=True,
+        from_command_line=typed_on_command_line(ctx, "token"),
+        environ=os.environ,
+        allow_unauthenticated=False,
+        loopback=loopback,
+    )
+    check_listen(host, port)
+    try:
+        anyio.run(_run, str(where), agent, host, port, token)
+    except KeyboardInterrupt:
+        return
+
+
+async def _run(where: str, agent: str | None, host: str, port: int, token: str | None) -> None:
+    from satchel.consent import PermissionBroker, open_approval_store
+    from satchel.console import console_app
+    from satchel.embed import default_embedder
+    from satchel.mcp.server._http import run_uvicorn
+    from satchel.memory import open_store
+
+    try:
+        embedder = default_embedder()
+    except SatchelUsageError as exc:
+        logger.warning("searching by keywords only: %s", exc.message)
+        embedder = None
+    store = await open_store(where, must_exist=True, embedder=embedder)
+    try:
+        async with PermissionBroker(open_approval_store(where), origin="console") as broker:
+            app = console_app(store, broker, token=token, agent=agent)
+
+            def ready(url: str) -> None:
+                typer.echo(f"satchel: the memory console is at {url}", err=True)
+
+            await run_uvicorn(app, host, port, path="/", on_ready=ready)
+    finally:
+        await store.close()

@@ -1,0 +1,123 @@
+"""``satchel console`` refuses bad options in one line (exit 2), and ``satchel serve
+--http`` serves the console at ``/console`` behind its token, beside ``/mcp``."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from typer.testing import CliRunner, Result
+
+from satchel.cli import app
+from satchel.memory import SQLiteStore
+
+from .conftest import seed
+from .live import STARTUP
+
+runner = CliRunner()
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    return runner.invoke(app, list(args), env=env, catch_exceptions=False)
+
+
+def one_line_error(result: Result) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("Error: ")
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "memory.db"
+
+    async def main() -> None:
+        async with SQLiteStore(path, embedder=None) as store:
+            await seed(store)
+
+    anyio.run(main)
+    return path
+
+
+def test_a_console_on_a_public_address_needs_a_token(db: Path) -> None:
+    line = one_line_error(run("console", "--db", str(db), "--host", "0.0.0.0"))
+    assert "--token" in line
+    assert "not a loopback address" in line
+
+
+def test_console_refuses_a_missing_database_an_empty_token_and_a_busy_port(db: Path) -> None:
+    assert "no memory database" in one_line_error(
+        run("console", "--db", str(db.parent / "typo.db"))
+    )
+    assert "empty" in one_line_error(run("console", "--db", str(db), "--token", " "))
+    assert "must not be empty" in one_line_error(run("console", "--db", str(db), "--agent", ""))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = str(busy.getsockname()[1])
+        assert "in use" in one_line_error(run("console", "--db", str(db), "--port", port))
+
+
+@pytest.fixture
+def served(db: Path) -> Iterator[str]:
+    """``satchel serve --http 127.0.0.1:0 --token T``; yields its base URL."""
+    command = [
+        sys.executable, "-m", "satchel", "serve", "--db", str(db), "--agent", "ada",
+        "--http", "127.0.0.1:0", "--token", "T0ken",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=dict(os.environ)
+    )
+    found: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            match = re.search(r"serving MCP at (http://\S+)/mcp", line)
+            if match:
+                found.append(match.group(1))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        ready.wait(STARTUP)
+        assert found, "satchel serve --http did not start"
+        yield found[0]
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+@pytest.mark.slow
+def test_serve_http_serves_the_console_behind_the_same_token(served: str) -> None:
+    with httpx.Client(base_url=served, follow_redirects=False, timeout=30) as client:
+        assert client.get("/console").headers["location"] == "/console/"
+        login = client.get("/console/agents/ada")
+        assert login.status_code == 303
+        assert login.headers["location"] == "/console/login?next=/agents/ada"
+        assert client.get("/mcp").status_code == 401  # MCP keeps its bearer token
+        wrong = client.post("/console/login", data={"token": "nope", "next": "/agents/ada"})
+        assert wrong.status_code == 401
+        right = client.post("/console/login", data={"token": "T0ken", "next": "/agents/ada"})
+        assert right.status_code == 303
+        assert "Path=/console" in right.headers["set-cookie"]
+        page = client.get("/console/agents/ada")
+        assert page.status_code == 200
+        assert 'href="/console/agents/ada/blocks/human"' in page.text
+    with httpx.Client(base_url=served, timeout=30) as bearer:
+        agents = bearer.get("/console/agents", headers={"authorization": "Bearer T0ken"})
+        assert agents.status_code == 200
+        assert "ada" in agents.text
