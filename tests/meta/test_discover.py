@@ -250,5 +250,6 @@ async def test_a_repeated_query_ranks_as_before_and_embeds_only_new_tools_off_th
     calls = len(threads)
     assert "prune_refs" in (await names(meta, query="remove a branch"))[:2]
     assert len(recording.texts) == embedded + 2  # the new tool's two texts only
-    assert threads[calls:] and threading.main_thread() not in threads[calls:]
+    assert threads[calls:]
+    assert threading.main_thread() not in threads[calls:]
     meta.close()

@@ -30,6 +30,7 @@ from satchel._migrations import (
     migrate_postgres,
     postgres_applied,
 )
+from satchel.memory.postgres import _migration_vectors
 
 __all__ = [
     "COMPONENT",
@@ -143,6 +144,9 @@ migration(
     ) AS records GROUP BY agent;
     """,
 )
+
+# Vectors in narrow side tables, so storing one does not rewrite a record's row.
+migration(_migration_vectors.NAME, _migration_vectors.SQL)
 
 REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
 """The extensions the schema needs: pgvector, and unaccent for full-text search."""
