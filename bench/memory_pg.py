@@ -139,8 +139,8 @@ def pg_bytes(url: str) -> int:
         found = conn.execute(
             "SELECT pg_total_relation_size('satchel_blocks') "
             "+ pg_total_relation_size('satchel_messages') "
-            "+ pg_total_relation_size('satchel_block_vectors') "
-            "+ pg_total_relation_size('satchel_message_vectors')"
+            "+ coalesce(pg_total_relation_size(to_regclass('satchel_block_vectors')), 0) "
+            "+ coalesce(pg_total_relation_size(to_regclass('satchel_message_vectors')), 0)"
         ).fetchone()
     return int(found[0]) if found else 0
 

@@ -46,6 +46,7 @@ from satchel.memory._models import SearchFilters, SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import dec, enc, enc_all, utc
+from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS
 
 __all__ = [
     "BLOCKS",
@@ -76,9 +77,9 @@ class _Spec:
     """The side table holding the records' vectors."""
 
 
-BLOCKS = _Spec(key=0, table="satchel_blocks", alias="b", vectors="satchel_block_vectors")
+BLOCKS = _Spec(key=0, table="satchel_blocks", alias="b", vectors=BLOCK_VECTORS)
 """The archival-memory domain."""
-MESSAGES = _Spec(key=1, table="satchel_messages", alias="m", vectors="satchel_message_vectors")
+MESSAGES = _Spec(key=1, table="satchel_messages", alias="m", vectors=MESSAGE_VECTORS)
 """The conversations domain."""
 
 _Key = tuple[int, int]
