@@ -8,7 +8,9 @@ data and queries for both backends) it reports:
 * p50/p95 latency of BM25-only, vector-only and hybrid ``search``;
 * database bytes per entry;
 
-and then write throughput with 1, 4 and 16 concurrent writer tasks (``create_block``
+before that, what a vector costs one write (``--costs``: p50 of ``append_to_block`` and
+``create_block`` with and without an embedder, ratio to without), and write throughput
+with 1, 4 and 16 concurrent writer tasks (``create_block``
 of archival entries, and ``append_to_block``, each task on its own block).
 Every PostgreSQL figure is printed with its ratio to SQLite's (for latency, PG/SQLite:
 below 1 is faster; for throughput, PG/SQLite: above 1 is faster).
@@ -20,6 +22,7 @@ SQLite's WAL ``synchronous = NORMAL``; pass ``--sync-commit`` for ``on``).
 
 Run:
     uv run python bench/memory_pg.py --sizes 10000,100000
+    uv run python bench/memory_pg.py --sizes "" --writes 0 --costs 400   # vector cost only
 """
 
 from __future__ import annotations
@@ -86,37 +89,36 @@ def pg_bulk_load(url: str, texts: list[str], first: int) -> None:
         started = time.perf_counter()
         with conn.cursor().copy(
             "COPY satchel_blocks (id, agent, label, value, chars, kind, permission, "
-            "created_at, updated_at, embedding) FROM STDIN"
+            "created_at, updated_at) FROM STDIN"
         ) as copy:
             now = "2024-01-01 00:00:00+00"
-            for i, (text, vector) in enumerate(zip(texts, vectors, strict=True), start=first):
+            for i, text in enumerate(texts, start=first):
+                fields = (f"bulk{i}", AGENT, f"entry-{i}", text, len(text), "archival")
+                copy.write_row((*fields, "read_write", now, now))
+        # Each record's vector goes to its side row (see memory/postgres/_vector_rows.py).
+        pks = [
+            pk
+            for (pk,) in conn.execute(
+                "SELECT pk FROM satchel_blocks WHERE id LIKE 'bulk%%' ORDER BY pk DESC LIMIT %s",
+                (len(texts),),
+            ).fetchall()
+        ][::-1]
+        with conn.cursor().copy("COPY satchel_block_vectors (pk, embedding) FROM STDIN") as copy:
+            for pk, vector in zip(pks, vectors, strict=True):
                 embedding = "[" + ",".join(f"{x:.6f}" for x in vector.tolist()) + "]"
-                copy.write_row(
-                    (
-                        f"bulk{i}",
-                        AGENT,
-                        f"entry-{i}",
-                        text,
-                        len(text),
-                        "archival",
-                        "read_write",
-                        now,
-                        now,
-                        embedding,
-                    )
-                )
+                copy.write_row((pk, embedding))
         loaded = time.perf_counter() - started
         conn.execute("SET maintenance_work_mem = '1GB'")
         conn.execute("SET max_parallel_maintenance_workers = 1")
         started = time.perf_counter()
         for name in names:
-            table = "satchel_blocks" if name.startswith("satchel_blocks") else "satchel_messages"
+            table = "satchel_block_vectors" if "block" in name else "satchel_message_vectors"
             conn.execute(
                 f"CREATE INDEX {name} ON {table} USING hnsw ((embedding::vector(384)) "
                 "vector_cosine_ops) WITH (m = 16, ef_construction = 64)".encode()
             )
         built = time.perf_counter() - started
-        conn.execute("VACUUM ANALYZE satchel_blocks")
+        conn.execute("VACUUM ANALYZE satchel_blocks, satchel_block_vectors")
     print(
         f"  pg bulk load: COPY {len(texts) / loaded:,.0f} rows/s, "
         f"HNSW build {built:.1f} s for {first + len(texts):,} rows"
@@ -136,7 +138,9 @@ def pg_bytes(url: str) -> int:
     with psycopg.connect(url) as conn:
         found = conn.execute(
             "SELECT pg_total_relation_size('satchel_blocks') "
-            "+ pg_total_relation_size('satchel_messages')"
+            "+ pg_total_relation_size('satchel_messages') "
+            "+ coalesce(pg_total_relation_size(to_regclass('satchel_block_vectors')), 0) "
+            "+ coalesce(pg_total_relation_size(to_regclass('satchel_message_vectors')), 0)"
         ).fetchone()
     return int(found[0]) if found else 0
 
@@ -252,14 +256,58 @@ async def write_throughput(server: PostgresServer, folder: Path, ops: int) -> No
     await pg.close()
 
 
-async def main(sizes: list[int], n_queries: int, ops: int, sync_commit: bool) -> None:
+async def write_cost(server: PostgresServer, writes: int) -> None:
+    """What a vector costs a write on PG: p50 of one ``append_to_block`` (to a growing
+    log block) and of one archival ``create_block``, with and without an embedder, one
+    writer, interleaved write by write so the machine's load hits both alike."""
+    print(f"\n== cost of a vector on a PG write: {writes:,} writes each, one writer ==")
+    plain = await PostgresStore.open(server.create_database(name="cost_plain"), embedder=None)
+    with_vectors = await PostgresStore.open(
+        server.create_database(name="cost_vectors"), embedder=RandomEmbedder()
+    )
+    stores = {"no embedder": plain, "with embedder": with_vectors}
+    for store in stores.values():
+        await store.create_block(AGENT, "cost-log", "")
+    for kind in ("append", "create"):
+        times: dict[str, list[float]] = {name: [] for name in stores}
+        for i in range(writes):
+            for name, store in stores.items():
+                started = time.perf_counter()
+                if kind == "append":
+                    await store.append_to_block(AGENT, "cost-log", f"line {i} of the log")
+                else:
+                    await store.create_block(
+                        AGENT,
+                        f"cost-{i}",
+                        f"archival note {i} about things",
+                        kind=BlockKind.ARCHIVAL,
+                    )
+                times[name].append(1000 * (time.perf_counter() - started))
+        base = statistics.median(times["no embedder"])
+        for name, ms in times.items():
+            p50 = statistics.median(ms)
+            print(
+                f"  {kind:<6} {name:<14} p50 {p50:6.2f} ms  p90 {percentile(ms, 0.9):6.2f} ms  "
+                f"x{p50 / base:4.2f} of no embedder",
+                flush=True,
+            )
+    await plain.close()
+    await with_vectors.close()
+
+
+async def main(
+    sizes: list[int], n_queries: int, ops: int, sync_commit: bool, costs: int = 0
+) -> None:
     folder = Path(tempfile.mkdtemp(prefix="satchel-bench-"))
     settings = "-c fsync=on -c full_page_writes=on -c synchronous_commit=" + (
         "on" if sync_commit else "off"
     )
     server = PostgresServer(settings=settings).start()
     try:
-        await write_throughput(server, folder, ops)
+        if costs:
+            await write_cost(server, costs)
+        if ops:
+            await write_throughput(server, folder, ops)
         for size in sizes:
             await run_size(size, server, folder, n_queries)
     finally:
@@ -273,10 +321,13 @@ if __name__ == "__main__":
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--writes", type=int, default=1_600)
     parser.add_argument("--sync-commit", action="store_true")
+    parser.add_argument(
+        "--costs", type=int, default=400, help="writes per store for the vector-cost table"
+    )
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
 
     async def run() -> None:
-        await main(sizes, args.queries, args.writes, args.sync_commit)
+        await main(sizes, args.queries, args.writes, args.sync_commit, args.costs)
 
     anyio.run(run)

@@ -94,7 +94,8 @@ def postgres_template(postgres_server: PostgresServer) -> str:
 
 
 _RESET = """
-    TRUNCATE satchel_blocks, satchel_messages, satchel_agents RESTART IDENTITY;
+    TRUNCATE satchel_block_vectors, satchel_message_vectors, satchel_blocks, satchel_messages,
+        satchel_agents RESTART IDENTITY;
     DELETE FROM satchel_meta;
     DO $$ DECLARE r record; BEGIN
         FOR r IN SELECT indexname FROM pg_indexes

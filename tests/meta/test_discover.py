@@ -236,3 +236,36 @@ async def test_rows_say_a_tool_with_only_reading_actions_does_not_write() -> Non
     out = await discover(MetaTools(ToolRegistry([reader, writer])), categories=["weather"])
 
     assert [(r[0], r[4]) for r in out["tools"]] == [("now", False), ("home", True)]
+
+
+async def test_a_repeated_query_ranks_as_before_and_embeds_only_new_tools_off_the_loop(
+    catalog: ToolRegistry, embedder: MiniLMEmbedder
+) -> None:
+    threads: list[threading.Thread] = []
+
+    class Recording(CountingEmbedder):
+        def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            threads.append(threading.current_thread())
+            return super().embed(texts)
+
+    recording = Recording(embedder)
+    meta = MetaTools(catalog, embedder=recording)
+    first = await names(meta, query="remove a branch", limit=25)
+    in_github = await names(meta, query="remove a branch", categories=["github"])
+    embedded = len(recording.texts)
+    assert await names(meta, query="remove a branch", limit=25) == first
+    assert await names(meta, query="remove a branch", categories=["github"]) == in_github
+    assert len(recording.texts) == embedded  # the query's vector was cached
+
+    @tool(category="git")
+    def prune_refs(remote: str) -> str:
+        """Remove a branch that is gone from the remote."""
+        return remote
+
+    catalog.register(prune_refs)
+    calls = len(threads)
+    assert "prune_refs" in (await names(meta, query="remove a branch"))[:2]
+    assert len(recording.texts) == embedded + 2  # the new tool's two texts only
+    assert threads[calls:]
+    assert threading.main_thread() not in threads[calls:]
+    meta.close()

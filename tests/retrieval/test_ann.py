@@ -98,6 +98,38 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert loaded.search(vectors[10], 1)[0].tolist() == [7]
 
 
+def test_a_mapped_index_searches_like_a_loaded_one_and_copies_itself_on_change(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(5)
+    vectors = _unit(rng.standard_normal((6_000, 24)))
+    index = AnnIndex(24)
+    index.add(np.arange(6_000), vectors)
+    index.save(tmp_path / "i.usearch")
+    loaded = AnnIndex.load(tmp_path / "i.usearch", 24)
+    mapped = AnnIndex.load(tmp_path / "i.usearch", 24, view=True)
+    assert mapped.viewed
+    assert not loaded.viewed
+    for row in (0, 17, 5_999):
+        assert (
+            mapped.search(vectors[row], 10)[0].tolist()
+            == loaded.search(vectors[row], 10)[0].tolist()
+        )
+    assert mapped.scores_for(vectors[3], np.array([3, 4]))[1].tolist() == (
+        loaded.scores_for(vectors[3], np.array([3, 4]))[1].tolist()
+    )
+    (tmp_path / "i.usearch").unlink()  # a later save deleted it: the map still serves
+    mapped.remove(np.array([17]))
+    mapped.add(np.array([9_000]), vectors[17:18])
+    assert not mapped.viewed
+    assert len(mapped) == 6_000
+    assert mapped.search(vectors[17], 1)[0].tolist() == [9_000]
+    mapped.save(tmp_path / "again.usearch")
+    assert AnnIndex.load(tmp_path / "again.usearch", 24).search(vectors[17], 1)[0].tolist() == [
+        9_000
+    ]
+
+
 def test_loading_garbage_or_another_width_is_a_storage_error(tmp_path: Path) -> None:
     (tmp_path / "bad.usearch").write_bytes(b"not an index" * 10)
     with pytest.raises(StorageError):

@@ -119,5 +119,6 @@ class ExampleSet:
         if not len(owners):
             return None
         best = fallback.astype(np.float32, copy=True)
-        np.maximum.at(best, owners, (matrix @ qvec).astype(np.float32, copy=False))
+        # vecdot, not ``@``: no BLAS threads (see CatalogIndex._scores).
+        np.maximum.at(best, owners, np.vecdot(matrix, qvec).astype(np.float32, copy=False))
         return best

@@ -15,6 +15,12 @@ where ``i8`` lost recall).
   replaces its vector. Removed ids are never returned.
 * Every method takes one lock, so the index is safe to share between threads; searches
   are short (well under a millisecond at 100k entries), so they are serialised too.
+* :meth:`AnnIndex.load` maps a saved file into memory (``view``) instead of reading it:
+  opening costs the same at any size (the operating system pages the graph in as
+  searches touch it), where reading is linear (about 0.5 s per 100k entries here). The
+  first change copies the mapped index into memory (as long as a read) and edits the
+  copy; the file itself is never written (saves go to a new file and rename), so a
+  mapped file stays valid even after a later save replaced or deleted it.
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ class AnnIndex:
         self.exact_below = exact_below
         self.expansion_search = expansion_search
         self._lock = threading.Lock()
+        self._viewed = False
         self._index = Index(
             ndim=dim,
             metric="cos",
@@ -70,6 +77,21 @@ class AnnIndex:
 
     def __len__(self) -> int:
         return len(self._index)
+
+    @property
+    def viewed(self) -> bool:
+        """Whether the index is still a read-only map of its saved file (see
+        :meth:`load`); the first change copies it into memory."""
+        return self._viewed
+
+    def _writable(self) -> Index:
+        """The index, copied out of its mapped file first if it is one. Call with the
+        lock held."""
+        if self._viewed:
+            copy = self._index.copy()
+            copy.expansion_search = self._index.expansion_search
+            self._index, self._viewed = copy, False
+        return self._index
 
     @staticmethod
     def _keys(ids: I64) -> npt.NDArray[np.uint64]:
@@ -91,10 +113,11 @@ class AnnIndex:
         keys = self._keys(ids[keep])
         rows = np.ascontiguousarray(np.asarray(vectors, dtype=np.float32)[keep])
         with self._lock:
-            present = np.asarray(self._index.contains(keys), dtype=np.bool_).reshape(-1)
+            index = self._writable()
+            present = np.asarray(index.contains(keys), dtype=np.bool_).reshape(-1)
             if present.any():
-                self._index.remove(keys[present])
-            self._index.add(keys, rows, threads=threads)
+                index.remove(keys[present])
+            index.add(keys, rows, threads=threads)
 
     def remove(self, ids: I64) -> None:
         """Forget these ids (unknown ids are ignored)."""
@@ -103,7 +126,7 @@ class AnnIndex:
         if len(ids) == 0:
             return
         with self._lock:
-            self._index.remove(self._keys(ids))
+            self._writable().remove(self._keys(ids))
 
     def contains(self, ids: I64) -> npt.NDArray[np.bool_]:
         """Whether each id is in the index."""
@@ -177,19 +200,26 @@ class AnnIndex:
             raise StorageError(f"cannot write the vector index {str(path)!r}: {exc}") from exc
 
     @classmethod
-    def load(cls, path: Path, dim: int, **settings: int) -> AnnIndex:
-        """Read an index written by :meth:`save`.
+    def load(cls, path: Path, dim: int, *, view: bool = False, **settings: int) -> AnnIndex:
+        """Open an index written by :meth:`save`.
+
+        Args:
+            path: The file.
+            dim: The width it must have.
+            view: Map the file into memory instead of reading it (see the module
+                docstring): constant time at any size; the first change copies it.
+            **settings: As for the constructor.
 
         Raises:
             StorageError: The file is missing, unreadable, or of another width.
         """
         index = cls(dim, **settings)
         try:
-            loaded = Index.restore(str(path))  # pyright: ignore[reportUnknownMemberType]
+            loaded = Index.restore(str(path), view=view)  # pyright: ignore[reportUnknownMemberType]
         except (OSError, RuntimeError, ValueError) as exc:
             raise StorageError(f"cannot read the vector index {str(path)!r}: {exc}") from exc
         if loaded is None or loaded.ndim != dim:
             raise StorageError(f"the vector index {str(path)!r} is missing or of another width")
         loaded.expansion_search = index.expansion_search
-        index._index = loaded
+        index._index, index._viewed = loaded, view
         return index

@@ -126,23 +126,23 @@ async def test_the_embedding_model_gets_an_hnsw_index_the_planner_uses(
         "ORDER BY indexname",
     )
     assert [name for name, _ in indexes] == [
-        "satchel_blocks_embedding_32_hnsw",
-        "satchel_messages_embedding_32_hnsw",
+        "satchel_block_vectors_embedding_32_hnsw",
+        "satchel_message_vectors_embedding_32_hnsw",
     ]
     assert all("vector_cosine_ops" in definition for _, definition in indexes)
     for i in range(300):
         await pg_store.create_block("ada", f"e{i}", f"entry number {i}", kind=BlockKind.ARCHIVAL)
     vector = "[" + ",".join(["0.125"] * 32) + "]"
     with psycopg.connect(pg_url) as conn:
-        conn.execute("ANALYZE satchel_blocks")
+        conn.execute("ANALYZE satchel_blocks, satchel_block_vectors")
         conn.execute("SET enable_seqscan = off")
         plan = conn.execute(
-            "EXPLAIN SELECT pk FROM satchel_blocks AS b WHERE b.agent = 'ada' "
-            "AND b.kind = 'archival' ORDER BY (b.embedding::vector(32)) <=> %s::vector "
-            "LIMIT 50",
+            "EXPLAIN SELECT b.pk FROM satchel_block_vectors AS v JOIN satchel_blocks AS b "
+            "ON b.pk = v.pk WHERE b.agent = 'ada' AND b.kind = 'archival' "
+            "ORDER BY (v.embedding::vector(32)) <=> %s::vector LIMIT 50",
             (vector,),
         ).fetchall()
-    assert "satchel_blocks_embedding_32_hnsw" in "\n".join(line for (line,) in plan)
+    assert "satchel_block_vectors_embedding_32_hnsw" in "\n".join(line for (line,) in plan)
 
 
 class OtherEmbedder:
@@ -166,26 +166,41 @@ async def test_a_different_embedder_searches_without_vectors_until_reembed_adopt
         hits = await other.search("ada", "zebra crossing", mode="vector")
         assert [h.label for h in hits] == ["note"]
     names = [name for (name,) in rows(pg_url, "SELECT indexname FROM pg_indexes")]
-    assert "satchel_blocks_embedding_16_hnsw" in names
-    assert "satchel_blocks_embedding_32_hnsw" not in names
+    assert "satchel_block_vectors_embedding_16_hnsw" in names
+    assert "satchel_block_vectors_embedding_32_hnsw" not in names
     # The first store's model is no longer the database's: its vectors stay off.
     await pg_store.create_block("ada", "late", "zebra again", kind=BlockKind.ARCHIVAL)
-    assert rows(pg_url, "SELECT count(*) FROM satchel_blocks WHERE embedding IS NULL") == [(1,)]
+    assert rows(pg_url, "SELECT count(*) FROM satchel_block_vectors WHERE embedding IS NULL") == [
+        (1,)
+    ]
+
+
+async def migrate_up_to(url: str, last: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Give the database the schema of an older satchel: the migrations up to ``last``."""
+    names = [m.name for m in MIGRATIONS]
+    monkeypatch.setattr(_migrations, "MIGRATIONS", MIGRATIONS[: names.index(last) + 1])
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await _migrations.migrate(conn)
+    monkeypatch.setattr(_migrations, "MIGRATIONS", MIGRATIONS)
 
 
 async def test_upgrading_marks_agents_that_own_records_as_set_up(
     empty_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a database from before 0002 (positions are recorded, so later ones wait too)
-    before = [m for m in MIGRATIONS if m.name < "0002_agents_initialised"]
-    monkeypatch.setattr(_migrations, "MIGRATIONS", before)
-    async with await PostgresStore.open(empty_url, embedder=None) as old:
-        await old.create_block("ada", "notes", "x")
-        await old.add_message("bob", "user", "hi")
-    monkeypatch.setattr(_migrations, "MIGRATIONS", MIGRATIONS)
+    await migrate_up_to(empty_url, "0001_blocks_messages_fts", monkeypatch)
+    with psycopg.connect(empty_url) as conn:  # what satchel of that schema wrote
+        conn.execute(
+            "INSERT INTO satchel_blocks (id, agent, label, value, chars, kind, permission, "
+            "created_at, updated_at) VALUES ('b1', 'ada', 'notes', 'x', 1, 'working', "
+            "'read_write', now(), now())"
+        )
+        conn.execute(
+            "INSERT INTO satchel_messages (id, agent, conversation_id, role, content, "
+            "created_at) VALUES ('m1', 'bob', 'default', 'user', 'hi', now())"
+        )
 
     async with await PostgresStore.open(empty_url, embedder=None) as store:
-        assert store.applied_migrations == [m.name for m in MIGRATIONS[len(before) :]]
+        assert store.applied_migrations == [m.name for m in MIGRATIONS[1:]]
         assert store.applied_migrations[0] == "0002_agents_initialised"
         summaries = await store.describe_agents()
         used = [await store.ensure_agent(name) for name in ("ada", "bob")]
@@ -197,3 +212,100 @@ async def test_upgrading_marks_agents_that_own_records_as_set_up(
     ]
     assert used == [[], []]
     assert [b.label for b in fresh] == ["persona", "human"]
+
+
+NOTES = {
+    "zebra": "a zebra crossing near the station",
+    "tea": "green tea with lemon in the afternoon",
+    "log": "first line of the log",
+}
+
+
+async def test_upgrading_moves_stored_vectors_to_the_side_tables_and_search_is_unchanged(
+    empty_url: str, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The same records through today's API, as the reference.
+    async with await PostgresStore.open(pg_url, embedder=WordEmbedder()) as fresh:
+        for label, text in NOTES.items():
+            await fresh.create_block("ada", label, text, kind=BlockKind.ARCHIVAL)
+        await fresh.add_message("ada", "user", "the zebra crossed the road")
+        expected = await fresh.search("ada", "zebra crossing road", mode="vector", limit=10)
+        expected_hybrid = await fresh.search("ada", "zebra tea", mode="hybrid", limit=10)
+    # A database of the previous schema: vectors in the records' embedding columns, with
+    # the HNSW index the previous store built on it.
+    await migrate_up_to(empty_url, "0002_agents_initialised", monkeypatch)
+    model, embedder = "pg-test-words:32", WordEmbedder()
+    with psycopg.connect(empty_url) as conn:
+        conn.execute(
+            "INSERT INTO satchel_meta (key, value) VALUES ('embedding_model', %s)", (model,)
+        )
+        conn.execute(
+            "CREATE INDEX satchel_blocks_embedding_32_hnsw ON satchel_blocks USING hnsw "
+            "((embedding::vector(32)) vector_cosine_ops)"
+        )
+        for label, text in NOTES.items():
+            conn.execute(
+                "INSERT INTO satchel_blocks (id, agent, label, value, chars, kind, permission, "
+                "created_at, updated_at, embedding) VALUES (%s, 'ada', %s, %s, %s, 'archival', "
+                "'read_write', now(), now(), %s::vector)",
+                (label, label, text, len(text), str(embedder.embed([text])[0].tolist())),
+            )
+        message = "the zebra crossed the road"
+        conn.execute(
+            "INSERT INTO satchel_messages (id, agent, conversation_id, role, content, "
+            "created_at, embedding) VALUES ('m1', 'ada', 'default', 'user', %s, now(), "
+            "%s::vector)",
+            (message, str(embedder.embed([message])[0].tolist())),
+        )
+        stored = dict(conn.execute("SELECT pk, embedding::text FROM satchel_blocks").fetchall())
+
+    async with await PostgresStore.open(empty_url, embedder=WordEmbedder()) as store:
+        assert store.applied_migrations == ["0003_block_history", "0004_vector_side_tables"]
+        moved = dict(rows(empty_url, "SELECT pk, embedding::text FROM satchel_block_vectors"))
+        assert moved == stored
+        assert rows(empty_url, "SELECT count(*) FROM satchel_message_vectors") == [(1,)]
+        columns = rows(
+            empty_url,
+            "SELECT table_name FROM information_schema.columns WHERE column_name = 'embedding'",
+        )
+        assert sorted(name for (name,) in columns) == [
+            "satchel_block_vectors",
+            "satchel_message_vectors",
+        ]
+        # The same hits in the same order; scores equal to float32 precision (the
+        # reference's vectors went over the wire in binary, these as text).
+        found = await store.search("ada", "zebra crossing road", mode="vector", limit=10)
+        assert [h.text for h in found] == [h.text for h in expected]
+        assert [h.score for h in found] == pytest.approx([h.score for h in expected], rel=1e-6)
+        hybrid = await store.search("ada", "zebra tea", mode="hybrid", limit=10)
+        assert [h.text for h in hybrid] == [h.text for h in expected_hybrid]
+        assert [h.score for h in hybrid] == pytest.approx(
+            [h.score for h in expected_hybrid], rel=1e-6
+        )
+        # A migrated block is written and re-embedded like any other.
+        await store.append_to_block("ada", "log", "zebra stripes")
+        vectors = embedder.embed(["zebra stripes", "first line of the log\nzebra stripes"])
+        hits = await store.search("ada", "zebra stripes", mode="vector", limit=3)
+        score = next(h.score for h in hits if h.label == "log")
+        assert score == pytest.approx(float(vectors[0] @ vectors[1]), rel=1e-5)
+    names = {name for (name,) in rows(empty_url, "SELECT indexname FROM pg_indexes")}
+    assert "satchel_block_vectors_embedding_32_hnsw" in names
+    assert "satchel_blocks_embedding_32_hnsw" not in names
+
+
+async def test_a_vector_stored_late_never_overwrites_a_newer_write(
+    pg_store: PostgresStore, pg_url: str
+) -> None:
+    block = await pg_store.create_block("ada", "log", "old text", kind=BlockKind.ARCHIVAL)
+    await pg_store.append_to_block("ada", "log", "new line")
+    pk = rows(pg_url, f"SELECT pk FROM satchel_blocks WHERE id = '{block.id}'")[0][0]
+    before = rows(pg_url, f"SELECT embedding::text FROM satchel_block_vectors WHERE pk = {pk}")
+    # An embedding of the old text arriving after the append is dropped.
+    stale = WordEmbedder().embed(["old text"])
+    await pg_store.backend.store_vectors("blocks", [(pk, "old text")], stale)
+    after = rows(pg_url, f"SELECT embedding::text FROM satchel_block_vectors WHERE pk = {pk}")
+    assert after == before
+    assert before[0][0] is not None
+    with psycopg.connect(pg_url) as conn:  # a record's side row goes with it
+        conn.execute(f"DELETE FROM satchel_blocks WHERE pk = {pk}")
+    assert rows(pg_url, "SELECT count(*) FROM satchel_block_vectors") == [(0,)]

@@ -131,6 +131,13 @@ def test_the_index_is_saved_on_close_and_loaded_not_rebuilt(tmp_path: Path) -> N
             indexes = store.backend._indexes  # pyright: ignore[reportPrivateUsage]
             assert indexes is not None
             assert indexes._unsaved == 0  # pyright: ignore[reportPrivateUsage]
+            # Served from the mapped files until the first change copies them.
+            assert all(index.viewed for index in indexes.indexes.values())
+            await store.create_block("ada", "late", "entry text late", kind=BlockKind.ARCHIVAL)
+            hits = await store.search("ada", "entry text late", mode="vector", limit=1)
+            assert [h.label for h in hits] == ["late"]
+            assert not indexes.indexes[BLOCKS].viewed
+            await _assert_index_agrees(store)
 
     anyio.run(reopen)
 

@@ -18,6 +18,9 @@ and passes the same contract suite (``tests/memory``). How it is built:
   folded, no stop words) ranked BM25-style with per-term IDF, an HNSW index (cosine,
   ``m = 16``, ``ef_construction = 64``, ``ef_search = 100``, iterative scans) on the
   embeddings, and the shared fusion (:mod:`._search_sql`).
+* **Vectors**: in narrow side tables, one row per record, so storing a vector does not
+  rewrite the record's row and its full-text entries (:mod:`._vector_rows`,
+  :mod:`._migration_vectors`).
 * **Text**: NUL characters, which PostgreSQL ``text`` refuses, are escaped reversibly
   (:mod:`._rows`).
 """

@@ -49,9 +49,14 @@ from satchel.memory.postgres._rows import (
     enc,
     enc_all,
 )
+from satchel.memory.postgres._vector_rows import (
+    BLOCK_VECTORS,
+    VECTOR_VALUE,
+    with_side_row,
+    with_vector_set,
+)
 
 __all__ = [
-    "VECTOR_VALUE",
     "append",
     "configure",
     "delete",
@@ -67,13 +72,6 @@ __all__ = [
 ]
 
 F32 = npt.NDArray[np.float32]
-
-VECTOR_VALUE: LiteralString = (
-    "CASE WHEN EXISTS (SELECT 1 FROM satchel_meta WHERE key = 'embedding_model' "
-    "AND value = %(model)s) THEN %(vec)b::vector END"
-)
-"""The value to store in an ``embedding`` column: the vector, but only while the
-database's embedding model is still the one it was computed with (else NULL)."""
 
 _LEVEL: LiteralString = (
     "(CASE WHEN b.agent = %(me)s THEN b.permission ELSE b.shares ->> %(me)s END) = %(level)s"
@@ -205,12 +203,14 @@ async def insert(
     now = utc_now()
     try:
         cursor = await conn.execute(
-            "INSERT INTO satchel_blocks AS b (id, agent, label, value, chars, description, "
-            "kind, permission, char_limit, pinned, created_at, updated_at, tags, metadata, "
-            "embedding) VALUES (%(id)s, %(agent)s, %(label)s, %(value)s, %(chars)s, "
-            "%(description)s, %(kind)s, %(permission)s, %(char_limit)s, %(pinned)s, "
-            f"%(now)s, %(now)s, %(tags)s, %(metadata)s, {VECTOR_VALUE}) "
-            f"RETURNING {BLOCK_COLUMNS}",
+            with_side_row(
+                "INSERT INTO satchel_blocks AS b (id, agent, label, value, chars, description, "
+                "kind, permission, char_limit, pinned, created_at, updated_at, tags, metadata) "
+                "VALUES (%(id)s, %(agent)s, %(label)s, %(value)s, %(chars)s, "
+                "%(description)s, %(kind)s, %(permission)s, %(char_limit)s, %(pinned)s, "
+                f"%(now)s, %(now)s, %(tags)s, %(metadata)s) RETURNING {BLOCK_COLUMNS}",
+                BLOCK_VECTORS,
+            ),
             {
                 "id": uuid.uuid4().hex,
                 "agent": agent,
@@ -255,12 +255,15 @@ async def append(
     first, more = len(text), len(separator) + len(text)
     added: LiteralString = "CASE WHEN b.chars = 0 THEN %(first)s ELSE %(more)s END"
     cursor = await conn.execute(
-        "UPDATE satchel_blocks AS b SET "
-        "value = CASE WHEN b.chars = 0 THEN %(text)s ELSE b.value || %(sep)s || %(text)s END, "
-        f"chars = b.chars + {added}, version = b.version + 1, updated_at = %(now)s, "
-        "embedding = NULL "
-        f"WHERE b.pk = %(pk)s AND {_LEVEL} AND (NOT %(hard)s OR b.char_limit IS NULL "
-        f"OR b.chars + {added} <= b.char_limit) RETURNING {BLOCK_COLUMNS}",
+        with_vector_set(
+            "UPDATE satchel_blocks AS b SET value = CASE WHEN b.chars = 0 THEN %(text)s "
+            "ELSE b.value || %(sep)s || %(text)s END, "
+            f"chars = b.chars + {added}, version = b.version + 1, updated_at = %(now)s "
+            f"WHERE b.pk = %(pk)s AND {_LEVEL} AND (NOT %(hard)s OR b.char_limit IS NULL "
+            f"OR b.chars + {added} <= b.char_limit) RETURNING {BLOCK_COLUMNS}",
+            BLOCK_VECTORS,
+            "NULL",
+        ),
         _write_params(
             pk,
             agent,
@@ -302,11 +305,15 @@ async def set_text(
 ) -> Block:
     """Overwrite the value (and maybe the description), with its new vector."""
     cursor = await conn.execute(
-        "UPDATE satchel_blocks AS b SET value = %(value)s, chars = %(chars)s, "
-        "description = coalesce(%(description)s, b.description), version = b.version + 1, "
-        f"updated_at = %(now)s, embedding = {VECTOR_VALUE} "
-        f"WHERE b.pk = %(pk)s AND {_LEVEL} AND {_VERSION} AND (NOT %(hard)s "
-        f"OR b.char_limit IS NULL OR %(chars)s <= b.char_limit) RETURNING {BLOCK_COLUMNS}",
+        with_vector_set(
+            "UPDATE satchel_blocks AS b SET value = %(value)s, chars = %(chars)s, "
+            "description = coalesce(%(description)s, b.description), "
+            "version = b.version + 1, updated_at = %(now)s "
+            f"WHERE b.pk = %(pk)s AND {_LEVEL} AND {_VERSION} AND (NOT %(hard)s "
+            f"OR b.char_limit IS NULL OR %(chars)s <= b.char_limit) RETURNING {BLOCK_COLUMNS}",
+            BLOCK_VECTORS,
+            VECTOR_VALUE,
+        ),
         _write_params(
             pk,
             agent,
@@ -365,9 +372,13 @@ async def replace(
         if over and hard_limit:
             raise limit_error(before, len(value))
         cursor = await conn.execute(
-            "UPDATE satchel_blocks AS b SET value = %(value)s, chars = %(chars)s, "
-            "version = b.version + 1, updated_at = %(now)s, embedding = NULL "
-            f"WHERE b.pk = %(pk)s RETURNING {BLOCK_COLUMNS}",
+            with_vector_set(
+                "UPDATE satchel_blocks AS b SET value = %(value)s, chars = %(chars)s, "
+                "version = b.version + 1, updated_at = %(now)s "
+                f"WHERE b.pk = %(pk)s RETURNING {BLOCK_COLUMNS}",
+                BLOCK_VECTORS,
+                "NULL",
+            ),
             _write_params(pk, agent, level, value=enc(value), chars=len(value)),
         )
         row = await cursor.fetchone()

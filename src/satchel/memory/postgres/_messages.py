@@ -11,7 +11,6 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel.memory._models import Message, Role
-from satchel.memory.postgres._blocks import VECTOR_VALUE
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import (
     MESSAGE_COLUMNS,
@@ -23,14 +22,20 @@ from satchel.memory.postgres._rows import (
     utc,
 )
 from satchel.memory.postgres._search_sql import BLOCKS, MESSAGES
+from satchel.memory.postgres._vector_rows import (
+    BLOCK_VECTORS,
+    MESSAGE_VECTORS,
+    store_vector,
+    with_side_row,
+)
 
 __all__ = ["count_texts", "insert_message", "list_messages", "store_vectors", "texts_to_embed"]
 
 F32 = npt.NDArray[np.float32]
 
-_TEXT_COLUMN: dict[int, tuple[LiteralString, LiteralString]] = {
-    BLOCKS.key: ("satchel_blocks", "value"),
-    MESSAGES.key: ("satchel_messages", "content"),
+_TEXT_COLUMN: dict[int, tuple[LiteralString, LiteralString, LiteralString]] = {
+    BLOCKS.key: ("satchel_blocks", "value", BLOCK_VECTORS),
+    MESSAGES.key: ("satchel_messages", "content", MESSAGE_VECTORS),
 }
 
 
@@ -49,10 +54,13 @@ async def insert_message(
 ) -> Message:
     """Insert a message with its vector, in one statement."""
     cursor = await conn.execute(
-        "INSERT INTO satchel_messages AS m (id, agent, conversation_id, role, content, "
-        "created_at, tags, metadata, embedding) VALUES (%(id)s, %(agent)s, %(conversation)s, "
-        f"%(role)s, %(content)s, %(created)s, %(tags)s, %(metadata)s, {VECTOR_VALUE}) "
-        f"RETURNING {MESSAGE_COLUMNS}",
+        with_side_row(
+            "INSERT INTO satchel_messages AS m (id, agent, conversation_id, role, content, "
+            "created_at, tags, metadata) VALUES (%(id)s, %(agent)s, %(conversation)s, "
+            "%(role)s, %(content)s, %(created)s, %(tags)s, %(metadata)s) "
+            f"RETURNING {MESSAGE_COLUMNS}",
+            MESSAGE_VECTORS,
+        ),
         {
             "id": uuid.uuid4().hex,
             "agent": agent,
@@ -105,10 +113,7 @@ async def store_vectors(
 ) -> None:
     """Store the vector of each ``(pk, text)`` whose row still holds exactly ``text``
     (a newer write wins over a late embedding)."""
-    table, column = _TEXT_COLUMN[domain]
-    query: LiteralString = (
-        f"UPDATE {table} SET embedding = {VECTOR_VALUE} WHERE pk = %(pk)s AND {column} = %(text)s"
-    )
+    query = store_vector(*_TEXT_COLUMN[domain])
     params = [
         {"pk": pk, "text": enc(text), "vec": vector, "model": model}
         for (pk, text), vector in zip(items, vectors, strict=True)
@@ -125,7 +130,7 @@ async def texts_to_embed(
 ) -> list[tuple[int, str]]:
     """The next ``limit`` non-empty ``(pk, text)`` pairs of a domain with ``pk >
     after_pk``."""
-    table, column = _TEXT_COLUMN[domain]
+    table, column, _ = _TEXT_COLUMN[domain]
     cursor = await conn.execute(
         f"SELECT pk, {column} FROM {table} WHERE pk > %s AND {column} <> '' ORDER BY pk LIMIT %s",
         (after_pk, limit),

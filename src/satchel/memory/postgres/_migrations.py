@@ -30,6 +30,7 @@ from satchel._migrations import (
     migrate_postgres,
     postgres_applied,
 )
+from satchel.memory.postgres import _migration_vectors
 
 __all__ = [
     "COMPONENT",
@@ -220,3 +221,6 @@ async def migrate(conn: psycopg.AsyncConnection[Any]) -> list[str]:
 
 # Migrations kept in their own modules register themselves on import, after the above.
 from satchel.memory.postgres import _history as _history  # noqa: E402 (registers 0003)
+
+# Vectors in narrow side tables, so storing one does not rewrite a record's row.
+migration(_migration_vectors.NAME, _migration_vectors.SQL)

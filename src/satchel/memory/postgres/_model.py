@@ -1,6 +1,7 @@
 """Which embedding model's vectors the database holds, and the HNSW indexes for them.
 
-The ``embedding`` columns are untyped ``vector`` so that a model change needs no
+The ``embedding`` columns of the side tables (``satchel_block_vectors``,
+``satchel_message_vectors``) are untyped ``vector`` so that a model change needs no
 migration. The HNSW index is an expression index on ``embedding::vector(dim)`` with
 ``vector_cosine_ops`` (``m = 16``, ``ef_construction = 64``, pgvector's defaults),
 created when a store first claims the database for a model. The model id
@@ -17,6 +18,7 @@ from typing import LiteralString, cast
 from satchel._errors import InvalidInputError
 from satchel._migrations import LOCK_KEY
 from satchel.memory.postgres._db import Conn
+from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS
 
 __all__ = ["HNSW_MAX_DIM", "adopt_model", "claim_model", "dim_sql"]
 
@@ -25,7 +27,8 @@ logger = logging.getLogger("satchel.memory")
 HNSW_MAX_DIM = 2000
 """pgvector's HNSW limit for ``vector``; larger models get exact vector search only."""
 
-_TABLES: tuple[LiteralString, ...] = ("satchel_blocks", "satchel_messages")
+_TABLES: tuple[LiteralString, ...] = (BLOCK_VECTORS, MESSAGE_VECTORS)
+"""The tables holding vectors: the records' side tables (see :mod:`._vector_rows`)."""
 
 
 def dim_sql(dim: int) -> LiteralString:

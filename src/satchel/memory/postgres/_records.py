@@ -17,7 +17,6 @@ from psycopg import errors
 
 from satchel.memory._models import Block, ImportReport, Message, OnConflict
 from satchel.memory._transfer import conflict_error
-from satchel.memory.postgres._blocks import VECTOR_VALUE
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import (
     BLOCK_COLUMNS,
@@ -28,6 +27,7 @@ from satchel.memory.postgres._rows import (
     enc_all,
     message_from_row,
 )
+from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS, with_side_row
 
 __all__ = ["BlockKey", "MessageKey", "export_blocks", "export_messages", "list_agents", "restore"]
 
@@ -107,12 +107,15 @@ async def _conflicts(conn: Conn, record: Block | Message) -> list[int]:
 
 async def _insert_block(conn: Conn, block: Block, vector: F32 | None, model: str | None) -> None:
     await conn.execute(
-        "INSERT INTO satchel_blocks (id, agent, label, value, chars, description, kind, "
-        "permission, char_limit, pinned, version, created_at, updated_at, tags, metadata, "
-        "shares, embedding) VALUES (%(id)s, %(agent)s, %(label)s, %(value)s, %(chars)s, "
-        "%(description)s, %(kind)s, %(permission)s, %(char_limit)s, %(pinned)s, %(version)s, "
-        "%(created)s, %(updated)s, %(tags)s, %(metadata)s, %(shares)s::jsonb, "
-        f"{VECTOR_VALUE})",
+        with_side_row(
+            "INSERT INTO satchel_blocks (id, agent, label, value, chars, description, kind, "
+            "permission, char_limit, pinned, version, created_at, updated_at, tags, metadata, "
+            "shares) VALUES (%(id)s, %(agent)s, %(label)s, %(value)s, %(chars)s, "
+            "%(description)s, %(kind)s, %(permission)s, %(char_limit)s, %(pinned)s, "
+            "%(version)s, %(created)s, %(updated)s, %(tags)s, %(metadata)s, "
+            "%(shares)s::jsonb) RETURNING pk",
+            BLOCK_VECTORS,
+        ),
         {
             "id": block.id,
             "agent": block.agent,
@@ -140,9 +143,12 @@ async def _insert_message(
     conn: Conn, message: Message, vector: F32 | None, model: str | None
 ) -> None:
     await conn.execute(
-        "INSERT INTO satchel_messages (id, agent, conversation_id, role, content, created_at, "
-        "tags, metadata, embedding) VALUES (%(id)s, %(agent)s, %(conversation)s, %(role)s, "
-        f"%(content)s, %(created)s, %(tags)s, %(metadata)s, {VECTOR_VALUE})",
+        with_side_row(
+            "INSERT INTO satchel_messages (id, agent, conversation_id, role, content, "
+            "created_at, tags, metadata) VALUES (%(id)s, %(agent)s, %(conversation)s, "
+            "%(role)s, %(content)s, %(created)s, %(tags)s, %(metadata)s) RETURNING pk",
+            MESSAGE_VECTORS,
+        ),
         {
             "id": message.id,
             "agent": message.agent,

@@ -23,7 +23,8 @@ becomes the AND of the three rarest, and if that still matches far more than the
 budget, only the newest ``budget`` matches are ranked. Tables under the budget skip
 all this.
 
-Vector candidates use the HNSW index on ``embedding::vector(dim)`` with pgvector's
+Vector candidates use the HNSW index on ``embedding::vector(dim)`` of the records' side
+table of vectors (joined to the records for the filters) with pgvector's
 iterative scan, filtered in the same statement; when that yields fewer rows than asked
 (a very selective filter), an exact scan of the rows passing the filter follows, so a
 filtered vector search is never wrong, only slower.
@@ -44,6 +45,7 @@ from satchel.memory._models import SearchFilters, SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import dec, enc, enc_all, utc
+from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS
 from satchel.retrieval import term_coverage
 
 __all__ = [
@@ -71,11 +73,13 @@ class _Spec:
     key: int
     table: LiteralString
     alias: LiteralString
+    vectors: LiteralString
+    """The side table holding the records' vectors."""
 
 
-BLOCKS = _Spec(key=0, table="satchel_blocks", alias="b")
+BLOCKS = _Spec(key=0, table="satchel_blocks", alias="b", vectors=BLOCK_VECTORS)
 """The archival-memory domain."""
-MESSAGES = _Spec(key=1, table="satchel_messages", alias="m")
+MESSAGES = _Spec(key=1, table="satchel_messages", alias="m", vectors=MESSAGE_VECTORS)
 """The conversations domain."""
 
 _Key = tuple[int, int]
@@ -270,7 +274,7 @@ async def bm25_candidates(
     hits = ", ".join(cast(LiteralString, f"m.r{i} > 0") for i in range(len(queries)))
     counts = ", ".join(cast(LiteralString, f"d.df{i}") for i in range(len(queries)))
     cosine: LiteralString = (
-        f"CASE WHEN {_MODEL_OK} THEN 1 - ({a}.embedding <=> %(q)s) END" if fill_in else "NULL"
+        f"CASE WHEN {_MODEL_OK} THEN 1 - (v.embedding <=> %(q)s) END" if fill_in else "NULL"
     )
     sql: LiteralString = (
         f"WITH m AS MATERIALIZED (SELECT {a}.pk, {ranks} FROM {table} AS {a} "
@@ -281,7 +285,7 @@ async def bm25_candidates(
         f"top AS (SELECT m.pk, {score} AS s, ARRAY[{hits}] AS hit, d.total, "
         f"ARRAY[{counts}]::float8[] AS df FROM m, d ORDER BY s DESC, m.pk LIMIT %(n)s) "
         f"SELECT top.pk, top.s, {cosine}, top.hit, top.total, top.df "
-        f"FROM top JOIN {table} AS {a} ON {a}.pk = top.pk"
+        f"FROM top LEFT JOIN {spec.vectors} AS v ON v.pk = top.pk"
     )
     params.values["n"] = n
     cursor = await conn.execute(sql, params.values)
@@ -308,9 +312,10 @@ async def vector_candidates(
     exact scan if the index scan found too few."""
     a, table = spec.alias, spec.table
     params.values["n"] = n
-    indexed: LiteralString = f"({a}.embedding::vector({dim}))"
+    indexed: LiteralString = f"(v.embedding::vector({dim}))"
     base: LiteralString = (
-        f"FROM {table} AS {a} WHERE {where} AND {a}.embedding IS NOT NULL AND {_MODEL_OK}"
+        f"FROM {spec.vectors} AS v JOIN {table} AS {a} ON {a}.pk = v.pk "
+        f"WHERE {where} AND v.embedding IS NOT NULL AND {_MODEL_OK}"
     )
     cursor = await conn.execute(
         f"SELECT {a}.pk, 1 - ({indexed} <=> %(q)s) {base} ORDER BY {indexed} <=> %(q)s LIMIT %(n)s",
@@ -320,7 +325,7 @@ async def vector_candidates(
     if len(found) < n:
         # The expression differs from the index's, so this is an exact, filtered scan.
         cursor = await conn.execute(
-            f"SELECT {a}.pk, 1 - ({a}.embedding <=> %(q)s) AS s {base} ORDER BY s DESC LIMIT %(n)s",
+            f"SELECT {a}.pk, 1 - (v.embedding <=> %(q)s) AS s {base} ORDER BY s DESC LIMIT %(n)s",
             params.values,
         )
         found = {int(pk): float(s) for pk, s in await cursor.fetchall()}

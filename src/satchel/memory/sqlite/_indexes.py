@@ -10,7 +10,9 @@ The watermark is the database's own change log: ``embeddings.seq`` and
 transaction as the vectors they log, so "rows with ``seq`` above the watermark" is
 exactly what the saved files lack. On first use a process
 
-1. loads the saved files if the manifest belongs to this database (a random id kept in
+1. maps the saved files into memory (:meth:`~satchel.retrieval.AnnIndex.load` with
+   ``view``: constant time at any size; the first change copies an index into memory)
+   if the manifest belongs to this database (a random id kept in
    its ``meta`` table), has the same width, and its watermark is not ahead of the
    database (a restored older file or another database means a rebuild);
 2. applies the removals and then the additions logged since the watermark (removals
@@ -156,7 +158,9 @@ class StoredIndexes:
                     )
                     return False
                 indexes = {
-                    domain: AnnIndex.load(self.folder / manifest["files"][str(domain)], self.dim)
+                    domain: AnnIndex.load(
+                        self.folder / manifest["files"][str(domain)], self.dim, view=True
+                    )
                     for domain in _DOMAINS
                 }
         except (OSError, ValueError, KeyError, TypeError, StorageError) as exc:
