@@ -1,18 +1,21 @@
 """The PostgreSQL history of blocks: the migration that adds it (a table and trigger
-functions) and the query that reads it (see :mod:`satchel.memory._history`)."""
+functions, registered by :mod:`._migrations`) and the query that reads it (see
+:mod:`satchel.memory._history`)."""
 
 from __future__ import annotations
+
+from typing import Final
 
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
 from satchel.memory._models import BlockKind, Permission
 from satchel.memory.postgres._db import Conn
-from satchel.memory.postgres._migrations import migration
 
-__all__ = ["block_history"]
+__all__ = ["MIGRATION_NAME", "MIGRATION_SQL", "block_history"]
 
-migration(
-    "0003_block_history",
-    f"""
+MIGRATION_NAME: Final = "0003_block_history"
+"""The history migration's name in ``satchel_migrations``."""
+
+MIGRATION_SQL: Final = f"""
     CREATE TABLE satchel_block_history (
         pk bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         block_id text NOT NULL,
@@ -52,8 +55,8 @@ migration(
     END $$;
     CREATE TRIGGER satchel_block_history_forget AFTER DELETE ON satchel_blocks
         FOR EACH ROW EXECUTE FUNCTION satchel_block_history_forget();
-    """,
-)
+    """
+"""The history migration's SQL: the table, and the triggers that fill and empty it."""
 
 
 async def block_history(conn: Conn, block_id: str) -> list[BlockVersion]:

@@ -30,7 +30,7 @@ from satchel._migrations import (
     migrate_postgres,
     postgres_applied,
 )
-from satchel.memory.postgres import _migration_vectors
+from satchel.memory.postgres import _history, _migration_vectors
 
 __all__ = [
     "COMPONENT",
@@ -145,6 +145,12 @@ migration(
     """,
 )
 
+# The history of blocks (satchel.memory._history), filled by triggers.
+migration(_history.MIGRATION_NAME, _history.MIGRATION_SQL)
+
+# Vectors in narrow side tables, so storing one does not rewrite a record's row.
+migration(_migration_vectors.NAME, _migration_vectors.SQL)
+
 REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
 """The extensions the schema needs: pgvector, and unaccent for full-text search."""
 
@@ -217,10 +223,3 @@ async def migrate(conn: psycopg.AsyncConnection[Any]) -> list[str]:
     """
     await ensure_extensions(conn)
     return await migrate_postgres(conn, COMPONENT, MIGRATIONS)
-
-
-# Migrations kept in their own modules register themselves on import, after the above.
-from satchel.memory.postgres import _history as _history  # noqa: E402 (registers 0003)
-
-# Vectors in narrow side tables, so storing one does not rewrite a record's row.
-migration(_migration_vectors.NAME, _migration_vectors.SQL)

@@ -1,20 +1,22 @@
-"""The SQLite history of blocks: the migration that adds it (a table and triggers) and
-the query that reads it (see :mod:`satchel.memory._history`)."""
+"""The SQLite history of blocks: the migration that adds it (a table and triggers,
+registered by :mod:`._migrations`) and the query that reads it (see
+:mod:`satchel.memory._history`)."""
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Final
 
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
 from satchel.memory._models import BlockKind, Permission
-from satchel.memory.sqlite._migrations import migration
 from satchel.memory.sqlite._rows import from_us
 
-__all__ = ["block_history"]
+__all__ = ["MIGRATION_NAME", "MIGRATION_SQL", "block_history"]
 
-migration(
-    "0004_block_history",
-    f"""
+MIGRATION_NAME: Final = "0004_block_history"
+"""The history migration's name in ``_satchel_migrations``."""
+
+MIGRATION_SQL: Final = f"""
         CREATE TABLE block_history (
             pk INTEGER PRIMARY KEY AUTOINCREMENT,
             block_id TEXT NOT NULL,
@@ -47,8 +49,8 @@ migration(
         BEGIN
             DELETE FROM block_history WHERE block_id = OLD.id;
         END;
-    """,
-)
+    """
+"""The history migration's SQL: the table, and the triggers that fill and empty it."""
 
 
 def block_history(conn: sqlite3.Connection, block_id: str) -> list[BlockVersion]:

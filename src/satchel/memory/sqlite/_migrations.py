@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 
 from satchel._migrations import Migration, add_migration, migrate_sqlite, sqlite_applied
+from satchel.memory.sqlite import _history
 
 __all__ = ["COMPONENT", "MIGRATIONS", "TOKENIZER", "applied_migrations", "migrate"]
 
@@ -192,6 +193,9 @@ migration(
         """,
 )
 
+# The history of blocks (satchel.memory._history), filled by triggers.
+migration(_history.MIGRATION_NAME, _history.MIGRATION_SQL)
+
 
 COMPONENT = "memory"
 """The memory store's name in the migrations table."""
@@ -210,7 +214,3 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     processes at once: a migration another process applied first is skipped.
     """
     return migrate_sqlite(conn, COMPONENT, MIGRATIONS)
-
-
-# Migrations kept in their own modules register themselves on import, after the above.
-from satchel.memory.sqlite import _history as _history  # noqa: E402 (registers 0004)
