@@ -47,12 +47,15 @@ SHARED = next(
     ROOT.parent / "shared" / "data",
 )
 CUTS = (1, 3, 5, 10)
-METHODS: dict[str, tuple[str, Fusion | None]] = {
-    "bm25": ("bm25", None),
-    "vector": ("vector", None),
-    "hybrid": ("hybrid", None),
-    "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4)),
+METHODS: dict[str, tuple[str, Fusion | None, float | None]] = {
+    "bm25": ("bm25", None, None),
+    "vector": ("vector", None, None),
+    "hybrid": ("hybrid", None, None),
+    "no neighbours": ("hybrid", None, 0.0),
+    "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4), 0.0),
 }
+"""Method name: (mode, fusion or the default, neighbour weight or the default);
+``no neighbours`` is the shipped hybrid before issue 15."""
 
 Question = tuple[str, set[str]]
 KeyOf = Callable[[SearchHit], str]
@@ -73,15 +76,16 @@ class Tally:
 async def ask(
     store: SQLiteStore, domain: Domain, questions: list[Question], key: KeyOf, tally: Tally
 ) -> None:
-    default = store.fusion
-    for method, (mode, fusion) in METHODS.items():
+    default, weight = store.fusion, store.neighbour_weight
+    for method, (mode, fusion, neighbours) in METHODS.items():
         store.fusion = fusion or default
+        store.neighbour_weight = weight if neighbours is None else neighbours
         for question, gold in questions:
             hits = await store.search("me", question, domains=domain, limit=10, mode=mode)  # type: ignore[arg-type]
             found = [key(h) for h in hits]
             for i, cut in enumerate(CUTS):
                 tally.sums[method][i] += len(gold & set(found[:cut])) / len(gold)
-    store.fusion = default
+    store.fusion, store.neighbour_weight = default, weight
     tally.questions += len(questions)
 
 

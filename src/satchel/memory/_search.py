@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from satchel.memory._context_window import NEIGHBOUR_WEIGHT
 from satchel.memory._fusion import Fusion, fuse
 from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
 
@@ -64,6 +65,9 @@ class SearchRequest:
         limit: Hits wanted.
         mode: ``hybrid``, ``bm25`` or ``vector``.
         fusion: How to fuse.
+        neighbour_weight: How much a query term only a candidate's neighbouring entry
+            contains counts in ``coverage`` fusion
+            (:mod:`~satchel.memory._context_window`; 0: off).
     """
 
     agent: str
@@ -74,6 +78,7 @@ class SearchRequest:
     limit: int
     mode: SearchMode
     fusion: Fusion
+    neighbour_weight: float = NEIGHBOUR_WEIGHT
 
 
 @dataclass(kw_only=True, frozen=True)

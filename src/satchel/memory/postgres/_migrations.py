@@ -30,6 +30,7 @@ from satchel._migrations import (
     migrate_postgres,
     postgres_applied,
 )
+from satchel.memory.postgres._context_sql import NEIGHBOUR_INDEX_SQL
 
 __all__ = [
     "COMPONENT",
@@ -143,6 +144,9 @@ migration(
     ) AS records GROUP BY agent;
     """,
 )
+
+# Neighbouring-entry context in search (satchel.memory._context_window).
+migration("0003_block_neighbours", NEIGHBOUR_INDEX_SQL)
 
 REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
 """The extensions the schema needs: pgvector, and unaccent for full-text search."""
