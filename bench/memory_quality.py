@@ -202,7 +202,7 @@ async def measure(
     store.neighbour_weight = 0.0
     rows.append(("hybrid without neighbours (before)",
                  await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
-    for other in (0.25, 0.75, 1.0):
+    for other in (0.5, 1.0):
         store.neighbour_weight = other
         rows.append(
             (f"hybrid, neighbours {other}", await evaluate(store, samples, "hybrid", domain))

@@ -107,11 +107,62 @@ def coverage_all(
         for t, s in sets.items():
             if row in s:
                 mass += weights[t]
-            elif gamma and any(rows[0] + nb in s for nb in neighbours[j]):
-                extra += gamma * weights[t]
+            elif gamma:
+                w = max((nw for nb, nw in _pairs(neighbours[j]) if rows[0] + nb in s), default=0.0)
+                extra += gamma * w * weights[t]
         if cap:
             extra = min(extra, cap * mass)
         out[j] = min(1.0, (mass + extra) / total)
+    return out
+
+
+def _pairs(nbs: Sequence[Any]) -> list[tuple[int, float]]:
+    return [nb if isinstance(nb, tuple) else (nb, 1.0) for nb in nbs]  # type: ignore[misc]
+
+
+SOFT = {
+    "raw sim": lambda x: max(0.0, x),
+    "ramp 0.3-0.6": lambda x: min(1.0, max(0.0, (x - 0.3) / 0.3)),
+    "ramp 0.35-0.55": lambda x: min(1.0, max(0.0, (x - 0.35) / 0.2)),
+    "ramp 0.2-0.6": lambda x: min(1.0, max(0.0, (x - 0.2) / 0.4)),
+}
+
+
+def shared_variants(
+    store: Store, terms: list[str], rows: range, V: Any, qv: Any, nbs: list[list[int]]
+) -> dict[str, npt.NDArray[np.float64]]:
+    """Variants scored alike on LoCoMo and on the personal facts: every neighbour
+    effect weighted by the entry-neighbour cosine."""
+    V = V.astype(np.float64)
+    cos = V @ qv
+    sims = [[(j, max(0.0, float(V[i] @ V[j]))) for j in n] for i, n in enumerate(nbs)]
+    out: dict[str, npt.NDArray[np.float64]] = {}
+    pool = np.argsort(-cos)[:50]
+    P = V[pool]
+    pair = P @ P.T
+    baseline = float((pair.sum() - np.trace(pair)) / max(1, len(pool) * (len(pool) - 1)))
+    for d in (0.15, 0.25, 0.35):
+        rel = [[(j, min(1.0, max(0.0, (w - baseline) / d))) for j, w in n] for n in sims]
+        for g in (0.5, 0.75, 1.0):
+            cov = coverage_all(store, terms, rows, rel, g)
+            out[f"S relsim d={d} g={g}"] = 0.5 * cov + 0.5 * cos
+    out["S base"] = 0.5 * coverage_all(store, terms, rows, nbs, 0) + 0.5 * cos
+    out["S ctx g=0.5"] = 0.5 * coverage_all(store, terms, rows, nbs, 0.5) + 0.5 * cos
+    for g in (0.75, 1.0):
+        cov = coverage_all(store, terms, rows, sims, g)
+        base = 0.5 * cov + 0.5 * cos
+        out[f"S simctx g={g}"] = base
+        for beta in (0.1, 0.2, 0.3):
+            agg = np.array([max([w * base[j] for j, w in n] or [0.0]) for n in sims])
+            out[f"S simctx g={g} + simsmooth b={beta}"] = base + beta * agg
+        ctxv = V.copy()
+        for i, n in enumerate(sims):
+            for j, w in n:
+                ctxv[i] += w * V[j]
+        ctxv /= np.linalg.norm(ctxv, axis=1, keepdims=True)
+        cv = ctxv @ qv
+        out[f"S simctx g={g} + max(cos, simsum vec)"] = 0.5 * cov + 0.5 * np.maximum(cos, cv)
+        out[f"S simctx g={g} + mean(cos, simsum vec)"] = 0.5 * cov + 0.25 * (cos + cv)
     return out
 
 
@@ -196,6 +247,8 @@ def main(args: argparse.Namespace) -> None:
                 sc = np.where(cands if cands is not None else np.ones(m, bool), score, -9.0)
                 return list(np.argsort(-sc, kind="stable")[:10])
 
+            for name, score in shared_variants(store, terms, rows, V, qv, any_nb).items():
+                add(name, order(score), gold)
             add("bm25", top_b, gold)
             add("vector", list(np.argsort(-cos)[:10]), gold)
             fused = 0.5 * np.where(mask_b, cov, 0.0) + 0.5 * cos
@@ -238,6 +291,16 @@ def main(args: argparse.Namespace) -> None:
             cv_prev, cv_both = ctxvec(prev_nb), ctxvec(any_nb)
             add("vector qt sum(own,prev)", list(np.argsort(-cv_prev)[:10]), gold)
             add("vector qt sum(own,both)", list(np.argsort(-cv_both)[:10]), gold)
+            for soft, f in SOFT.items():
+                weighted = [[(j, f(float(V[i] @ V[j]))) for j in n] for i, n in enumerate(any_nb)]
+                for gamma in (0.75, 0.85, 1.0):
+                    cov_g = coverage_all(store, terms, rows, weighted, gamma)
+                    add(f"ctx cov g={gamma} soft {soft}", order(0.5 * cov_g + 0.5 * cos), gold)
+            for tau in (0.3, 0.4, 0.45, 0.5):
+                gated = [[j for j in n if float(V[i] @ V[j]) >= tau] for i, n in enumerate(any_nb)]
+                for gamma in (0.5, 0.75):
+                    cov_g = coverage_all(store, terms, rows, gated, gamma)
+                    add(f"ctx cov g={gamma} gated sim>={tau}", order(0.5 * cov_g + 0.5 * cos), gold)
             for gamma in (0.5, 0.75, 1.0):
                 for cap in (0.5, 1.0, 2.0):
                     cov_c = coverage_all(store, terms, rows, any_nb, gamma, cap)
@@ -260,6 +323,7 @@ def main(args: argparse.Namespace) -> None:
                     add(f"ctx cov g={gamma} any + smooth b=0.2",
                         order(smooth(0.5 * cov_n + 0.5 * cos, any_nb, 0.2)), gold)  # fmt: skip
 
+    facts_replay(emb, args.facts, results)
     names = list(results)
     print(f"{len(results['bm25'][0])} questions, scope={args.scope}")
     print(f"{'variant':<50} {'R@5':>6} {'R@10':>6}")
@@ -268,8 +332,59 @@ def main(args: argparse.Namespace) -> None:
         print(f"{name:<50} {r5:6.3f} {r10:6.3f}")
 
 
+def facts_replay(emb: DiskEmbedder, path: Path, results: dict[str, list[list[float]]]) -> None:
+    """The personal-facts stores of ``memory_small.py`` (5 or 10 facts per person, all
+    80), neighbours in list order; recall@1 and @3 stored in the R@5 / R@10 slots."""
+    people = json.loads(path.read_text())["people"]
+    for setting in ("5/person", "10/person", "80"):
+        groups: list[list[tuple[str, str, str]]] = []
+        for person in people:
+            per = 5 if setting == "5/person" else 10
+            groups.append([(f"{person['name'].lower()}-{i}", f["fact"], f["question"])
+                           for i, f in enumerate(person["facts"][:per])])  # fmt: skip
+        if setting == "80":
+            groups = [[x for g in groups for x in g]]
+        for group in groups:
+            store = Store([f"{label} {fact}" for label, fact, _ in group])
+            V = emb.embed([fact for _, fact, _ in group]).astype(np.float64)
+            m = len(group)
+            rows = range(0, m)
+            any_nb = [[j for j in (i - 1, i + 1) if 0 <= j < m] for i in range(m)]
+            for gold_i, (_, _, question) in enumerate(group):
+                qv = emb.embed([question])[0]
+                cos = V @ qv
+                terms = query_terms(question)
+                variants = {"facts " + setting + " base": coverage_all(store, terms, rows, any_nb, 0)}
+                for soft, f in SOFT.items():
+                    weighted = [[(j, f(float(V[i] @ V[j]))) for j in n] for i, n in enumerate(any_nb)]
+                    for gamma in (0.75, 0.85, 1.0):
+                        variants[f"facts {setting} g={gamma} soft {soft}"] = coverage_all(
+                            store, terms, rows, weighted, gamma)
+                for gamma in (0.5, 0.75):
+                    variants[f"facts {setting} g={gamma}"] = coverage_all(store, terms, rows, any_nb, gamma)
+                    for tau in (0.3, 0.4, 0.45, 0.5):
+                        gated = [[j for j in n if float(V[i] @ V[j]) >= tau] for i, n in enumerate(any_nb)]
+                        variants[f"facts {setting} g={gamma} gated {tau}"] = coverage_all(store, terms, rows, gated, gamma)
+                for name, score in shared_variants(store, terms, rows, V, qv, any_nb).items():
+                    order_ = list(np.argsort(-score, kind="stable"))
+                    results.setdefault(f"facts {setting} {name}", [[], []])
+                    results[f"facts {setting} {name}"][0].append(recall(order_, {gold_i}, 1))
+                    results[f"facts {setting} {name}"][1].append(recall(order_, {gold_i}, 3))
+                for name, cov in variants.items():
+                    order_ = list(np.argsort(-(0.5 * cov + 0.5 * cos), kind="stable"))
+                    results.setdefault(name, [[], []])
+                    results[name][0].append(recall(order_, {gold_i}, 1))
+                    results[name][1].append(recall(order_, {gold_i}, 3))
+    emb.save()
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--scope", choices=["conv", "file"], default="conv")
+    parser.add_argument(
+        "--facts",
+        type=Path,
+        default=Path(__file__).resolve().parents[1] / "tests/memory/data/personal_facts.json",
+    )
     main(parser.parse_args())

@@ -52,6 +52,7 @@ METHODS: dict[str, tuple[str, Fusion | None, float | None]] = {
     "vector": ("vector", None, None),
     "hybrid": ("hybrid", None, None),
     "no neighbours": ("hybrid", None, 0.0),
+    "neighbours 1.0": ("hybrid", None, 1.0),
     "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4), 0.0),
 }
 """Method name: (mode, fusion or the default, neighbour weight or the default);

@@ -25,7 +25,7 @@ Pure functions, no store and no SQL.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import TypeVar
 
 from satchel.memory._fusion import idf
@@ -34,38 +34,41 @@ __all__ = ["NEIGHBOUR_WEIGHT", "context_coverage"]
 
 _K = TypeVar("_K", bound=Hashable)
 
-NEIGHBOUR_WEIGHT = 0.5
+NEIGHBOUR_WEIGHT = 0.75
 """The share of a query term's IDF weight an entry gets when only a neighbour contains
 the term (0 turns neighbour context off)."""
 
 
 def context_coverage(
     own: Mapping[_K, Collection[str]],
-    around: Mapping[_K, Collection[str]],
+    around: Mapping[_K, Sequence[tuple[Collection[str], float]]],
     document_frequency: Mapping[str, float],
     documents: float,
     weight: float = NEIGHBOUR_WEIGHT,
 ) -> dict[_K, float]:
-    """Each entry's share of the query's IDF mass, in [0, 1], counting the terms only
-    its neighbours contain at ``weight``.
+    """Each entry's share of the query's IDF mass, in [0, 1], counting a term only its
+    neighbours contain at ``weight`` times the closest such neighbour's closeness.
 
     With ``weight`` 0 (or no neighbour terms) this is exactly
     :func:`~satchel.memory._fusion.term_coverage`.
 
     Args:
         own: The query terms each entry contains.
-        around: The query terms each entry's neighbours contain (a missing key: none).
+        around: Each entry's neighbours, as (the query terms the neighbour contains,
+            its closeness to the entry: their cosine, clamped to [0, 1]); a missing
+            key: none.
         document_frequency: Every query term's document frequency (0 for a term in no
             entry); its keys are the query's terms.
         documents: How many entries there are.
-        weight: The share a neighbour's term counts, in [0, 1].
+        weight: The most a neighbour's term counts, in [0, 1].
 
     Example:
         >>> cover = context_coverage(
-        ...     {"a": ["ada"], "b": ["ada"]}, {"a": ["job"]}, {"ada": 1, "job": 1}, 10
+        ...     {"a": ["ada"], "b": ["ada"]}, {"a": [(["job"], 1.0)], "b": [(["job"], 0.5)]},
+        ...     {"ada": 1, "job": 1}, 10, weight=0.5,
         ... )
-        >>> cover["a"], cover["b"]
-        (0.75, 0.5)
+        >>> round(cover["a"], 3), round(cover["b"], 3)
+        (0.75, 0.625)
     """
     weights = {term: idf(df, documents) for term, df in document_frequency.items()}
     total = sum(weights.values())
@@ -75,7 +78,11 @@ def context_coverage(
     for key, terms in own.items():
         inside = set(terms)
         mass = sum(weights.get(term, 0.0) for term in inside)
-        near = set(around.get(key, ())) - inside
-        mass += weight * sum(weights.get(term, 0.0) for term in near)
+        near: dict[str, float] = {}
+        for found, closeness in around.get(key, ()):
+            share = min(1.0, max(0.0, closeness))
+            for term in set(found) - inside:
+                near[term] = max(near.get(term, 0.0), share)
+        mass += weight * sum(weights.get(term, 0.0) * share for term, share in near.items())
         out[key] = min(1.0, mass / total)
     return out

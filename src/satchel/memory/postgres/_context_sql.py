@@ -9,7 +9,7 @@ Kept apart from :mod:`._search_sql` so the candidate queries there stay as they 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, LiteralString, cast
 
 from satchel.memory._context_window import context_coverage
@@ -24,42 +24,49 @@ NEIGHBOUR_INDEX_SQL = """
 ``pk`` in one step (messages already have ``(agent, conversation_id, created_at, pk)``)."""
 
 _BLOCKS: LiteralString = """
-    SELECT b.pk,
-        (SELECT x.pk FROM satchel_blocks AS x WHERE x.agent = b.agent
-            AND x.kind = 'archival' AND x.pk < b.pk ORDER BY x.pk DESC LIMIT 1),
-        (SELECT x.pk FROM satchel_blocks AS x WHERE x.agent = b.agent
-            AND x.kind = 'archival' AND x.pk > b.pk ORDER BY x.pk LIMIT 1)
+    SELECT b.pk, p.pk, 1 - (p.embedding <=> b.embedding), n.pk, 1 - (n.embedding <=> b.embedding)
     FROM satchel_blocks AS b
+    LEFT JOIN LATERAL (SELECT x.pk, x.embedding FROM satchel_blocks AS x
+        WHERE x.agent = b.agent AND x.kind = 'archival' AND x.pk < b.pk
+        ORDER BY x.pk DESC LIMIT 1) AS p ON true
+    LEFT JOIN LATERAL (SELECT x.pk, x.embedding FROM satchel_blocks AS x
+        WHERE x.agent = b.agent AND x.kind = 'archival' AND x.pk > b.pk
+        ORDER BY x.pk LIMIT 1) AS n ON true
     WHERE b.pk = ANY(%(pks)s) AND b.agent = %(me)s AND b.kind = 'archival'
+        AND b.embedding IS NOT NULL
 """
 
 _MESSAGES: LiteralString = """
-    SELECT m.pk,
-        (SELECT x.pk FROM satchel_messages AS x WHERE x.agent = m.agent
-            AND x.conversation_id = m.conversation_id
-            AND (x.created_at, x.pk) < (m.created_at, m.pk)
-            ORDER BY x.created_at DESC, x.pk DESC LIMIT 1),
-        (SELECT x.pk FROM satchel_messages AS x WHERE x.agent = m.agent
-            AND x.conversation_id = m.conversation_id
-            AND (x.created_at, x.pk) > (m.created_at, m.pk)
-            ORDER BY x.created_at, x.pk LIMIT 1)
-    FROM satchel_messages AS m WHERE m.pk = ANY(%(pks)s) AND m.agent = %(me)s
+    SELECT m.pk, p.pk, 1 - (p.embedding <=> m.embedding), n.pk, 1 - (n.embedding <=> m.embedding)
+    FROM satchel_messages AS m
+    LEFT JOIN LATERAL (SELECT x.pk, x.embedding FROM satchel_messages AS x
+        WHERE x.agent = m.agent AND x.conversation_id = m.conversation_id
+        AND (x.created_at, x.pk) < (m.created_at, m.pk)
+        ORDER BY x.created_at DESC, x.pk DESC LIMIT 1) AS p ON true
+    LEFT JOIN LATERAL (SELECT x.pk, x.embedding FROM satchel_messages AS x
+        WHERE x.agent = m.agent AND x.conversation_id = m.conversation_id
+        AND (x.created_at, x.pk) > (m.created_at, m.pk)
+        ORDER BY x.created_at, x.pk LIMIT 1) AS n ON true
+    WHERE m.pk = ANY(%(pks)s) AND m.agent = %(me)s AND m.embedding IS NOT NULL
 """
 
 
 async def neighbour_pks(
     conn: Conn, alias: LiteralString, agent: str, pks: Sequence[int]
-) -> dict[int, tuple[int, ...]]:
+) -> dict[int, list[tuple[int, float]]]:
     """The entries just before and after each of ``pks`` that ``agent`` owns (archival
     blocks: insertion order; messages: the same conversation in ``created_at`` order,
-    ties in insertion order). Shared blocks get none."""
+    ties in insertion order), each with its cosine to the entry. Shared blocks, rows
+    without a vector and neighbours without one get none."""
     if not pks:
         return {}
     sql = _BLOCKS if alias == "b" else _MESSAGES
     cursor = await conn.execute(sql, {"pks": list(pks), "me": agent})
     return {
-        int(pk): tuple(int(n) for n in (before, after) if n is not None)
-        for pk, before, after in await cursor.fetchall()
+        int(pk): [
+            (int(n), float(c)) for n, c in ((before, c_before), (after, c_after)) if c is not None
+        ]
+        for pk, before, c_before, after, c_after in await cursor.fetchall()
     }
 
 
@@ -97,15 +104,14 @@ async def add_neighbour_context(
     weight: float,
     where: LiteralString,
     params: dict[str, Any],
-    cosine: LiteralString | None,
+    cosine: LiteralString,
 ) -> tuple[dict[int, float], dict[int, float]]:
     """Coverage shares with neighbouring-entry context, and the cosines of the extra
     candidates.
 
     The BM25 candidates' neighbours that pass ``where`` (on ``alias``, with the
-    query parameters ``params``, which gains ``extra``) join the
-    candidates when ``cosine`` (the SQL of a row's cosine to the query, on the
-    domain's alias) is given; without a vector side they would have no score to rank by.
+    query parameters ``params``, which gains ``extra``) join the candidates, scored
+    by ``cosine`` (the SQL of a row's cosine to the query, on ``alias``).
 
     Returns:
         ``(shares, cosines)``: each candidate's coverage share (BM25 candidates, vector
@@ -113,27 +119,22 @@ async def add_neighbour_context(
     """
     pool = list(dict.fromkeys([*lexical, *semantic]))
     around = await neighbour_pks(conn, alias, agent, pool)
+    seen = set(pool)
+    fresh = list(dict.fromkeys(n for pk in lexical for n, _ in around.get(pk, ()) if n not in seen))
     cosines: dict[int, float] = {}
-    if cosine is not None:
-        seen = set(pool)
-        fresh = list(
-            dict.fromkeys(n for pk in lexical for n in around.get(pk, ()) if n not in seen)
+    if fresh:
+        params["extra"] = fresh
+        cursor = await conn.execute(
+            f"SELECT {alias}.pk, {cosine} FROM {table} AS {alias} "
+            f"WHERE {alias}.pk = ANY(%(extra)s) AND {where}",
+            params,
         )
-        if fresh:
-            params["extra"] = fresh
-            cursor = await conn.execute(
-                f"SELECT {alias}.pk, {cosine} FROM {table} AS {alias} "
-                f"WHERE {alias}.pk = ANY(%(extra)s) AND {where}",
-                params,
-            )
-            cosines = {int(pk): float(c) for pk, c in await cursor.fetchall() if c is not None}
-            pool += list(cosines)
-            around.update(await neighbour_pks(conn, alias, agent, list(cosines)))
+        cosines = {int(pk): float(c) for pk, c in await cursor.fetchall() if c is not None}
+        pool += list(cosines)
+        around.update(await neighbour_pks(conn, alias, agent, list(cosines)))
     present = [term for term, df in frequency.items() if df > 0]
-    near = sorted({n for ns in around.values() for n in ns}.difference(pool))
+    near = sorted({n for ns in around.values() for n, _ in ns}.difference(pool))
     matched = await _matched_terms(conn, table, present, [*pool, *near])
     own = {pk: matched.get(pk, []) for pk in pool}
-    nearby: MutableMapping[int, list[str]] = {
-        pk: [t for n in around.get(pk, ()) for t in matched.get(n, [])] for pk in pool
-    }
+    nearby = {pk: [(matched.get(n, []), c) for n, c in around.get(pk, ())] for pk in pool}
     return context_coverage(own, nearby, frequency, total, weight), cosines

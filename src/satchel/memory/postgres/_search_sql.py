@@ -429,12 +429,12 @@ async def run_search(
             where = filter_clause(spec, request.filters, params)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
-        if covering and lexical and statistics and request.neighbour_weight > 0:
+        if covering and fill_in and lexical and statistics and request.neighbour_weight > 0:
             params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
             a = spec.alias
-            cosine_sql: LiteralString | None = (
-                f"CASE WHEN {_MODEL_OK} THEN 1 - ({a}.embedding <=> %(q)s) END" if fill_in else None
+            cosine_sql: LiteralString = (
+                f"CASE WHEN {_MODEL_OK} THEN 1 - ({a}.embedding <=> %(q)s) END"
             )
             shares, extra = await add_neighbour_context(
                 conn,

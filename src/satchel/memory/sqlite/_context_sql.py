@@ -4,12 +4,15 @@ which rows sit just before and after each candidate in its owner's sequence."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
 
 from satchel.memory.sqlite._messages import BLOCKS
 from satchel.memory.sqlite._rows import placeholders
 
-__all__ = ["neighbour_pks"]
+__all__ = ["closeness", "neighbour_pks"]
 
 _BLOCK_NEIGHBOURS = """
     SELECT b.pk,
@@ -53,3 +56,31 @@ def neighbour_pks(
         for pk, before, after in rows:
             out[int(pk)] = tuple(int(n) for n in (before, after) if n is not None)
     return out
+
+
+def closeness(
+    conn: sqlite3.Connection,
+    domain: int,
+    dim: int,
+    around: Mapping[int, Sequence[int]],
+) -> dict[int, list[tuple[int, float]]]:
+    """Each row's neighbours with their cosine to it, from the stored vectors (a pair
+    where either row has no vector of ``dim`` dimensions is left out)."""
+    pks = sorted(set(around) | {n for ns in around.values() for n in ns})
+    vectors: dict[int, npt.NDArray[np.float32]] = {}
+    for start in range(0, len(pks), 900):
+        chunk = pks[start : start + 900]
+        rows = conn.execute(
+            "SELECT item, vec FROM embeddings WHERE domain = ? AND item IN "
+            f"({placeholders(len(chunk))})",
+            (domain, *chunk),
+        )
+        for item, blob in rows:
+            if len(blob) == 4 * dim:
+                vector = np.frombuffer(blob, dtype=np.float32)
+                vectors[int(item)] = vector / max(1e-12, float(np.linalg.norm(vector)))
+    return {
+        pk: [(n, float(vectors[pk] @ vectors[n])) for n in neighbours if n in vectors]
+        for pk, neighbours in around.items()
+        if pk in vectors
+    }

@@ -309,15 +309,15 @@ def lexical_coverage(
     terms: Sequence[str],
     pks: Sequence[int],
     counts: Mapping[str, int] | None = None,
-    around: Mapping[int, Sequence[int]] | None = None,
+    around: Mapping[int, Sequence[tuple[int, float]]] | None = None,
     weight: float = 0.0,
 ) -> dict[int, float]:
     """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
     those :func:`bm25_query` left out for cost), for coverage fusion
     (:func:`~satchel.memory._fusion.term_coverage`). Document frequencies and the row
     count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
-    counts :func:`bm25_query` already took. ``around`` gives each row's neighbours,
-    whose terms count ``weight``
+    counts :func:`bm25_query` already took. ``around`` gives each row's neighbours
+    and their closeness to it, whose terms count up to ``weight``
     (:func:`~satchel.memory._context_window.context_coverage`)."""
     if not pks or not terms:
         return dict.fromkeys(pks, 0.0)
@@ -332,13 +332,13 @@ def lexical_coverage(
     known = counts or {}
     frequency = {term: _document_frequency(conn, fts, term, top, known.get(term)) for term in terms}
     present = [term for term in terms if frequency[term] > 0]
-    context: Mapping[int, Sequence[int]] = around if around and weight > 0 else {}
-    near = sorted({n for ns in context.values() for n in ns}.difference(pks))
+    context: Mapping[int, Sequence[tuple[int, float]]] = around if around and weight > 0 else {}
+    near = sorted({n for ns in context.values() for n, _ in ns}.difference(pks))
     matched = _matched_terms(conn, domain, present, [*pks, *near]) if present else {}
     own = {pk: matched.get(pk, []) for pk in pks}
     if not context:
         return term_coverage(own, frequency, documents)
-    nearby = {pk: [t for n in context.get(pk, ()) for t in matched.get(n, [])] for pk in pks}
+    nearby = {pk: [(matched.get(n, []), c) for n, c in context.get(pk, ())] for pk in pks}
     return context_coverage(own, nearby, frequency, documents, weight)
 
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from satchel.memory._models import SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
-from satchel.memory.sqlite._context_sql import neighbour_pks
+from satchel.memory.sqlite._context_sql import closeness, neighbour_pks
 from satchel.memory.sqlite._indexes import StoredIndexes
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import (
@@ -85,22 +85,21 @@ def _vector_candidates(
 
 def _with_neighbours(
     conn: sqlite3.Connection,
-    indexes: StoredIndexes | None,
+    indexes: StoredIndexes,
     domain: int,
     me: int,
-    query: F32 | None,
+    query: F32,
     where: str,
     params: list[Any],
     lexical: dict[int, float],
     semantic: dict[int, float],
-) -> tuple[list[int], dict[int, tuple[int, ...]]]:
+) -> tuple[list[int], dict[int, list[tuple[int, float]]]]:
     """The rows to score coverage for (both sides' candidates, plus the BM25
     candidates' neighbours that pass the filters, whose cosines are added to
-    ``semantic``) and every one's neighbours (:mod:`satchel.memory._context_window`)."""
+    ``semantic``) and every one's neighbours with their closeness to it
+    (:mod:`satchel.memory._context_window`)."""
     pool = list(dict.fromkeys([*lexical, *semantic]))
     around = neighbour_pks(conn, domain, me, pool)
-    if query is None or indexes is None:
-        return list(lexical), around
     seen = set(pool)
     fresh = list(dict.fromkeys(n for pk in lexical for n in around.get(pk, ()) if n not in seen))
     keep = keep_matching(conn, domain, fresh, where, params)
@@ -110,7 +109,7 @@ def _with_neighbours(
         semantic.update(zip(ids.tolist(), scores.tolist(), strict=True))
         around.update(neighbour_pks(conn, domain, me, extra))
         pool += extra
-    return pool, around
+    return pool, closeness(conn, domain, indexes.dim, around)
 
 
 def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Key, dict[str, Any]]:
@@ -203,8 +202,8 @@ def run_search(
             counts = bm25_plan.counts if bm25_plan else None
             weight = request.neighbour_weight
             pool: list[int] = list(lexical)
-            around: dict[int, tuple[int, ...]] = {}
-            if weight > 0:
+            around: dict[int, list[tuple[int, float]]] = {}
+            if weight > 0 and query is not None and indexes is not None:
                 pool, around = _with_neighbours(
                     conn, indexes, domain, me, query, where, params, lexical, semantic
                 )
