@@ -7,10 +7,10 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from satchel.memory.sqlite._messages import BLOCKS
 from satchel.memory.sqlite._rows import placeholders
+from satchel.retrieval import AnnIndex
 
 __all__ = ["closeness", "neighbour_pks"]
 
@@ -59,28 +59,20 @@ def neighbour_pks(
 
 
 def closeness(
-    conn: sqlite3.Connection,
-    domain: int,
-    dim: int,
-    around: Mapping[int, Sequence[int]],
+    index: AnnIndex, around: Mapping[int, Sequence[int]]
 ) -> dict[int, list[tuple[int, float]]]:
-    """Each row's neighbours with their cosine to it, from the stored vectors (a pair
-    where either row has no vector of ``dim`` dimensions is left out)."""
-    pks = sorted(set(around) | {n for ns in around.values() for n in ns})
-    vectors: dict[int, npt.NDArray[np.float32]] = {}
-    for start in range(0, len(pks), 900):
-        chunk = pks[start : start + 900]
-        rows = conn.execute(
-            "SELECT item, vec FROM embeddings WHERE domain = ? AND item IN "
-            f"({placeholders(len(chunk))})",
-            (domain, *chunk),
-        )
-        for item, blob in rows:
-            if len(blob) == 4 * dim:
-                vector = np.frombuffer(blob, dtype=np.float32)
-                vectors[int(item)] = vector / max(1e-12, float(np.linalg.norm(vector)))
-    return {
-        pk: [(n, float(vectors[pk] @ vectors[n])) for n in neighbours if n in vectors]
-        for pk, neighbours in around.items()
-        if pk in vectors
-    }
+    """Each row's neighbours with their cosine to it, from the domain's vector
+    ``index`` (a pair where either row has no vector is left out)."""
+    wanted = np.asarray(sorted(set(around) | {n for ns in around.values() for n in ns}), np.int64)
+    ids, matrix = index.vectors(wanted)
+    if len(ids) == 0:
+        return {}
+    row = {int(item): position for position, item in enumerate(ids.tolist())}
+    pairs = [(pk, n) for pk, ns in around.items() if pk in row for n in ns if n in row]
+    left = np.fromiter((row[pk] for pk, _ in pairs), np.int64, len(pairs))
+    right = np.fromiter((row[n] for _, n in pairs), np.int64, len(pairs))
+    cosines = np.einsum("ij,ij->i", matrix[left], matrix[right]).tolist()
+    out: dict[int, list[tuple[int, float]]] = {pk: [] for pk in around if pk in row}
+    for (pk, n), cosine in zip(pairs, cosines, strict=True):
+        out[pk].append((n, float(cosine)))
+    return out

@@ -109,7 +109,7 @@ def _with_neighbours(
         semantic.update(zip(ids.tolist(), scores.tolist(), strict=True))
         around.update(neighbour_pks(conn, domain, me, extra))
         pool += extra
-    return pool, closeness(conn, domain, indexes.dim, around)
+    return pool, closeness(indexes.indexes[domain], around)
 
 
 def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Key, dict[str, Any]]:
