@@ -34,7 +34,15 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel.embed import default_embedder
-from satchel.memory import BlockKind, Domain, Fusion, SearchMode, SQLiteStore
+from satchel.memory import (
+    NO_NEIGHBOURS,
+    BlockKind,
+    Domain,
+    Fusion,
+    Neighbours,
+    SearchMode,
+    SQLiteStore,
+)
 
 DATA = next(
     (
@@ -196,23 +204,24 @@ async def measure(
     rows: list[tuple[str, dict[str, float]]] = []
     rows.append(("bm25 only", await evaluate(store, samples, "bm25", domain)))
     rows.append(("vector only", await evaluate(store, samples, "vector", domain)))
-    default, weight = store.fusion, store.neighbour_weight
+    default, weights = store.fusion, store.neighbours
     rows.append((f"hybrid (default: {default.method} w={default.vector_weight}, neighbours "
-                 f"{weight})", await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
-    store.neighbour_weight = 0.0
+                 f"{weights.messages}/{weights.archival})",
+                 await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
+    store.neighbours = NO_NEIGHBOURS
     rows.append(("hybrid without neighbours (before)",
                  await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
-    for other in (0.5, 1.0):
-        store.neighbour_weight = other
+    for other in (0.5, 0.75, 1.0):
+        store.neighbours = Neighbours(messages=other, archival=other)
         rows.append(
             (f"hybrid, neighbours {other}", await evaluate(store, samples, "hybrid", domain))
         )
-    store.neighbour_weight = 0.0
+    store.neighbours = NO_NEIGHBOURS
     store.fusion = PREVIOUS
     rows.append(
         ("hybrid (issue 10: minmax w=0.4)", await evaluate(store, samples, "hybrid", domain))
     )
-    store.neighbour_weight = weight
+    store.neighbours = weights
     store.fusion = default
     if sweep:
         for name, fusion in FUSIONS.items():
@@ -239,10 +248,10 @@ async def main(samples: list[dict[str, Any]], sweep: bool, domains: list[str]) -
     for name, turns, rows in tables:
         base = rows[0][1]
         print(f"\n{name}: {int(base['questions'])} questions with evidence, {turns} turns")
-        print(f"{'method':<52} {'R@5':>6} {'x bm25':>7} {'R@10':>6} {'x bm25':>7} {'ms/q':>6}")
+        print(f"{'method':<56} {'R@5':>6} {'x bm25':>7} {'R@10':>6} {'x bm25':>7} {'ms/q':>6}")
         for method, r in rows:
             print(
-                f"{method:<52} {r['recall@5']:6.3f} {r['recall@5'] / base['recall@5']:7.2f} "
+                f"{method:<56} {r['recall@5']:6.3f} {r['recall@5'] / base['recall@5']:7.2f} "
                 f"{r['recall@10']:6.3f} {r['recall@10'] / base['recall@10']:7.2f} "
                 f"{r['ms_per_query']:6.1f}"
             )

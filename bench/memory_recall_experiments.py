@@ -7,16 +7,19 @@ neighbours' scores, embedding or indexing a turn with its neighbours' text, and
 query rewriting. Each conversation is its own store (``--scope conv``) or both share
 one file (``--scope file``, like ``memory_quality.py``).
 
+The personal-facts stores of ``memory_small.py`` are replayed too (in list order, and
+in ``--orders`` random insertion orders), since neighbours must not hurt small stores.
+
 Run:
-    uv run python bench/memory_recall_experiments.py [--scope conv|file] [--data PATH]
+    uv run python bench/memory_recall_experiments.py [--scope conv|file] [--orders 20]
 """
 
+# ruff: noqa: B023  (the per-question closures are called within their own iteration)
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
-import math
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
@@ -91,7 +94,11 @@ class Store:
 
 
 def coverage_all(
-    store: Store, terms: list[str], rows: range, neighbours: list[list[int]], gamma: float,
+    store: Store,
+    terms: list[str],
+    rows: range,
+    neighbours: list[list[int]],
+    gamma: float,
     cap: float = 0.0,
 ) -> npt.NDArray[np.float64]:
     """Coverage of every row of ``rows``; a term found only in a neighbour counts ``gamma``."""
@@ -206,7 +213,7 @@ def main(args: argparse.Namespace) -> None:
         offsets = [c["rows"] for c in convs]
     else:
         stores = [Store([texts[i] for i in c["rows"]]) for c in convs]
-        offsets = [range(0, len(c["rows"])) for c in convs]
+        offsets = [range(len(c["rows"])) for c in convs]
 
     results: dict[str, list[list[float]]] = {}
 
@@ -222,7 +229,7 @@ def main(args: argparse.Namespace) -> None:
         same = [[j for j in (i - 1, i + 1) if 0 <= j < m and s[j] == s[i]] for i in range(m)]
         any_nb = [[j for j in (i - 1, i + 1) if 0 <= j < m] for i in range(m)]
         base = c["rows"].start
-        V, VP, VB = (x[base : base + m] for x in (vec, vec_prev, vec_both))
+        V, VP, _ = (x[base : base + m] for x in (vec, vec_prev, vec_both))
         qs = questions_of(c["sample"])
         qvec = emb.embed([q for q, _ in qs])
         for (q, ev), qv in zip(qs, qvec, strict=True):
@@ -235,7 +242,6 @@ def main(args: argparse.Namespace) -> None:
             top_b = sorted(bm_local, key=lambda k: -bm_local[k])[:50]
             cos = (V @ qv).astype(np.float64)
             cos_p = (VP @ qv).astype(np.float64)
-            cos_b = (VB @ qv).astype(np.float64)
             cov = coverage_all(store, terms, rows, same, 0.0)
             mask_b = np.zeros(m, bool)
             mask_b[top_b] = True
@@ -255,14 +261,6 @@ def main(args: argparse.Namespace) -> None:
             add("hybrid (shipped replay)", order(fused, cand), gold)
             full = 0.5 * cov + 0.5 * cos
             add("hybrid, all rows as candidates", order(full), gold)
-
-            def smooth(x: npt.NDArray[np.float64], nb: list[list[int]], beta: float,
-                       how: str = "max") -> npt.NDArray[np.float64]:  # fmt: skip
-                agg = np.array(
-                    [(max if how == "max" else (lambda v: sum(v) / 2))([x[j] for j in n] or [0.0])
-                     for n in nb]
-                )  # fmt: skip
-                return x + beta * agg
 
             def smooth(x: npt.NDArray[np.float64], nb: list[list[int]], beta: float,
                        how: str = "max") -> npt.NDArray[np.float64]:  # fmt: skip
@@ -304,7 +302,9 @@ def main(args: argparse.Namespace) -> None:
             for gamma in (0.5, 0.75, 1.0):
                 for cap in (0.5, 1.0, 2.0):
                     cov_c = coverage_all(store, terms, rows, any_nb, gamma, cap)
-                    add(f"ctx cov g={gamma} capped {cap}x own", order(0.5 * cov_c + 0.5 * cos), gold)
+                    add(
+                        f"ctx cov g={gamma} capped {cap}x own", order(0.5 * cov_c + 0.5 * cos), gold
+                    )
                 for nbname, nb in (("same", same), ("any", any_nb), ("prev", prev_nb)):
                     cov_n = coverage_all(store, terms, rows, nb, gamma)
                     add(f"ctx cov g={gamma} {nbname}", order(0.5 * cov_n + 0.5 * cos), gold)
@@ -324,6 +324,7 @@ def main(args: argparse.Namespace) -> None:
                         order(smooth(0.5 * cov_n + 0.5 * cos, any_nb, 0.2)), gold)  # fmt: skip
 
     facts_replay(emb, args.facts, results)
+    facts_orders(emb, args.facts, args.orders)
     names = list(results)
     print(f"{len(results['bm25'][0])} questions, scope={args.scope}")
     print(f"{'variant':<50} {'R@5':>6} {'R@10':>6}")
@@ -348,23 +349,35 @@ def facts_replay(emb: DiskEmbedder, path: Path, results: dict[str, list[list[flo
             store = Store([f"{label} {fact}" for label, fact, _ in group])
             V = emb.embed([fact for _, fact, _ in group]).astype(np.float64)
             m = len(group)
-            rows = range(0, m)
+            rows = range(m)
             any_nb = [[j for j in (i - 1, i + 1) if 0 <= j < m] for i in range(m)]
             for gold_i, (_, _, question) in enumerate(group):
                 qv = emb.embed([question])[0]
                 cos = V @ qv
                 terms = query_terms(question)
-                variants = {"facts " + setting + " base": coverage_all(store, terms, rows, any_nb, 0)}
+                variants = {
+                    "facts " + setting + " base": coverage_all(store, terms, rows, any_nb, 0)
+                }
                 for soft, f in SOFT.items():
-                    weighted = [[(j, f(float(V[i] @ V[j]))) for j in n] for i, n in enumerate(any_nb)]
+                    weighted = [
+                        [(j, f(float(V[i] @ V[j]))) for j in n] for i, n in enumerate(any_nb)
+                    ]
                     for gamma in (0.75, 0.85, 1.0):
                         variants[f"facts {setting} g={gamma} soft {soft}"] = coverage_all(
-                            store, terms, rows, weighted, gamma)
+                            store, terms, rows, weighted, gamma
+                        )
                 for gamma in (0.5, 0.75):
-                    variants[f"facts {setting} g={gamma}"] = coverage_all(store, terms, rows, any_nb, gamma)
+                    variants[f"facts {setting} g={gamma}"] = coverage_all(
+                        store, terms, rows, any_nb, gamma
+                    )
                     for tau in (0.3, 0.4, 0.45, 0.5):
-                        gated = [[j for j in n if float(V[i] @ V[j]) >= tau] for i, n in enumerate(any_nb)]
-                        variants[f"facts {setting} g={gamma} gated {tau}"] = coverage_all(store, terms, rows, gated, gamma)
+                        gated = [
+                            [j for j in n if float(V[i] @ V[j]) >= tau]
+                            for i, n in enumerate(any_nb)
+                        ]
+                        variants[f"facts {setting} g={gamma} gated {tau}"] = coverage_all(
+                            store, terms, rows, gated, gamma
+                        )
                 for name, score in shared_variants(store, terms, rows, V, qv, any_nb).items():
                     order_ = list(np.argsort(-score, kind="stable"))
                     results.setdefault(f"facts {setting} {name}", [[], []])
@@ -378,10 +391,50 @@ def facts_replay(emb: DiskEmbedder, path: Path, results: dict[str, list[list[flo
     emb.save()
 
 
+def facts_orders(emb: DiskEmbedder, path: Path, orders: int) -> None:
+    """The personal-facts stores with each store's entries in ``orders`` random
+    insertion orders (``memory_small.py`` inserts concurrently, so its order varies
+    from run to run): mean recall@1 / @3 at each archival neighbour weight, every
+    neighbour term scaled by its cosine to the entry as the store does."""
+    people = json.loads(path.read_text())["people"]
+    gammas = (0.0, 0.25, 0.5, 0.75, 1.0)
+    print(f"\npersonal facts, {orders} random insertion orders, R@1 / R@3 per weight")
+    for setting in ("5/person", "10/person", "80"):
+        res: dict[float, list[list[float]]] = {g: [[], []] for g in gammas}
+        for seed in range(orders):
+            rng = np.random.default_rng(seed)
+            per = 5 if setting == "5/person" else 10
+            groups = [
+                [(f["fact"], f["question"]) for f in person["facts"][:per]] for person in people
+            ]
+            if setting == "80":
+                groups = [[x for g in groups for x in g]]
+            for group in groups:
+                group = [group[i] for i in rng.permutation(len(group))]
+                m = len(group)
+                store = Store([fact for fact, _ in group])
+                V = emb.embed([fact for fact, _ in group]).astype(np.float64)
+                near = [[j for j in (i - 1, i + 1) if 0 <= j < m] for i in range(m)]
+                sims = [[(j, max(0.0, float(V[i] @ V[j]))) for j in n] for i, n in enumerate(near)]
+                for gold, (_, question) in enumerate(group):
+                    qv = emb.embed([question])[0]
+                    cos = V @ qv
+                    terms = query_terms(question)
+                    for g in gammas:
+                        score = 0.5 * coverage_all(store, terms, range(m), sims, g) + 0.5 * cos
+                        ranked = list(np.argsort(-score, kind="stable"))
+                        res[g][0].append(recall(ranked, {gold}, 1))
+                        res[g][1].append(recall(ranked, {gold}, 3))
+        cells = "  ".join(f"{g}: {np.mean(a):.4f} / {np.mean(b):.4f}" for g, (a, b) in res.items())
+        print(f"{setting:<10} {cells}")
+    emb.save()
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--scope", choices=["conv", "file"], default="conv")
+    parser.add_argument("--orders", type=int, default=20, help="random facts orders")
     parser.add_argument(
         "--facts",
         type=Path,

@@ -35,7 +35,15 @@ from typing import Any
 
 import anyio
 
-from satchel.memory import BlockKind, Domain, Fusion, SearchHit, SQLiteStore
+from satchel.memory import (
+    NO_NEIGHBOURS,
+    BlockKind,
+    Domain,
+    Fusion,
+    Neighbours,
+    SearchHit,
+    SQLiteStore,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from memory_quality import CachingEmbedder, questions_of, turns_of
@@ -47,16 +55,17 @@ SHARED = next(
     ROOT.parent / "shared" / "data",
 )
 CUTS = (1, 3, 5, 10)
-METHODS: dict[str, tuple[str, Fusion | None, float | None]] = {
+METHODS: dict[str, tuple[str, Fusion | None, Neighbours | None]] = {
     "bm25": ("bm25", None, None),
     "vector": ("vector", None, None),
     "hybrid": ("hybrid", None, None),
-    "no neighbours": ("hybrid", None, 0.0),
-    "neighbours 1.0": ("hybrid", None, 1.0),
-    "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4), 0.0),
+    "no neighbours": ("hybrid", None, NO_NEIGHBOURS),
+    "archival 0.75": ("hybrid", None, Neighbours(messages=1.0, archival=0.75)),
+    "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4), NO_NEIGHBOURS),
 }
-"""Method name: (mode, fusion or the default, neighbour weight or the default);
-``no neighbours`` is the shipped hybrid before issue 15."""
+"""Method name: (mode, fusion or the default, neighbour weights or the default);
+``no neighbours`` is the shipped hybrid before issue 15, ``archival 0.75`` a heavier
+archival neighbour weight than the default 0.5."""
 
 Question = tuple[str, set[str]]
 KeyOf = Callable[[SearchHit], str]
@@ -77,16 +86,16 @@ class Tally:
 async def ask(
     store: SQLiteStore, domain: Domain, questions: list[Question], key: KeyOf, tally: Tally
 ) -> None:
-    default, weight = store.fusion, store.neighbour_weight
+    default, weights = store.fusion, store.neighbours
     for method, (mode, fusion, neighbours) in METHODS.items():
         store.fusion = fusion or default
-        store.neighbour_weight = weight if neighbours is None else neighbours
+        store.neighbours = neighbours or weights
         for question, gold in questions:
             hits = await store.search("me", question, domains=domain, limit=10, mode=mode)  # type: ignore[arg-type]
             found = [key(h) for h in hits]
             for i, cut in enumerate(CUTS):
                 tally.sums[method][i] += len(gold & set(found[:cut])) / len(gold)
-    store.fusion, store.neighbour_weight = default, weight
+    store.fusion, store.neighbours = default, weights
     tally.questions += len(questions)
 
 

@@ -19,7 +19,7 @@ from satchel.memory import (
     SearchFilters,
     SearchHit,
 )
-from satchel.memory._context_window import NEIGHBOUR_WEIGHT, context_coverage
+from satchel.memory._context_window import DEFAULT_NEIGHBOURS, NO_NEIGHBOURS, context_coverage
 from satchel.memory._fusion import term_coverage
 
 from .conftest import StoreFactory
@@ -85,9 +85,9 @@ async def conversation(store: MemoryStore, *, split: bool = False) -> None:
 async def search_both(store: MemoryStore, domain: Domain, **options: object) -> tuple[int, int]:
     """The answer's rank with neighbour context, then without it."""
     with_context = await store.search("me", ASKED, domains=domain, limit=20, **options)  # type: ignore[arg-type]
-    gated(store).neighbour_weight = 0.0
+    gated(store).neighbours = NO_NEIGHBOURS
     without = await store.search("me", ASKED, domains=domain, limit=20, **options)  # type: ignore[arg-type]
-    gated(store).neighbour_weight = NEIGHBOUR_WEIGHT
+    gated(store).neighbours = DEFAULT_NEIGHBOURS
     return rank_of(with_context, ANSWER_TURN), rank_of(without, ANSWER_TURN)
 
 
@@ -152,7 +152,7 @@ async def test_another_agents_shared_note_takes_no_context_from_its_owner(
     for number, text in enumerate(FILLER[1:6], start=1):
         await store.create_block("ada", f"note-{number}", text, kind=BlockKind.ARCHIVAL)
     with_context = await store.search("ada", ASKED, domains=Domain.ARCHIVAL_MEMORY)
-    gated(store).neighbour_weight = 0.0
+    gated(store).neighbours = NO_NEIGHBOURS
     without = await store.search("ada", ASKED, domains=Domain.ARCHIVAL_MEMORY)
     assert [(h.text, round(h.score, 6)) for h in with_context] == [
         (h.text, round(h.score, 6)) for h in without

@@ -26,7 +26,9 @@
   and vector candidates within the agent's scope and filters, and fuses them by how
   sure each is: the share of the query's IDF mass an entry contains, plus its cosine,
   weighted equally (:mod:`satchel.memory._fusion` says why; ``bench/README.md`` has
-  the figures).
+  the figures). A query term only an entry's neighbour holds (the turn before or
+  after it) counts too, scaled by how close the neighbour is in meaning
+  (:class:`Neighbours`, :mod:`satchel.memory._context_window`).
 * **Opening**: :func:`open_store` opens the store a path or URL names (a SQLite file,
   ``sqlite:///``, ``postgresql://``), the one place that picks a backend by URL.
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
@@ -45,6 +47,7 @@ Example:
 """
 
 from satchel.memory._backend import MemoryBackend
+from satchel.memory._context_window import NO_NEIGHBOURS, Neighbours
 from satchel.memory._fusion import Fusion
 from satchel.memory._gated import GatedStore
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
@@ -100,6 +103,7 @@ from satchel.memory.sqlite import SQLiteStore, default_path
 __all__ = [
     "DEFAULT_GLOBAL_LABELS",
     "GLOBAL_TAG",
+    "NO_NEIGHBOURS",
     "PROJECT_LABEL",
     "AgentMemory",
     "AgentSummary",
@@ -118,6 +122,7 @@ __all__ = [
     "MemoryBackend",
     "MemoryStore",
     "Message",
+    "Neighbours",
     "OnConflict",
     "Operation",
     "Permission",

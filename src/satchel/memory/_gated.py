@@ -41,7 +41,7 @@ from satchel._errors import (
 )
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
-from satchel.memory._context_window import NEIGHBOUR_WEIGHT
+from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._fts import query_terms
 from satchel.memory._fusion import DEFAULT_FUSION, Fusion
 from satchel.memory._gate import gated_swap, gated_write
@@ -122,9 +122,9 @@ class GatedStore:
         self.consent = consent
         self.hard_limit = char_limit_mode == "hard"
         self.fusion = fusion
-        self.neighbour_weight = NEIGHBOUR_WEIGHT
+        self.neighbours: Neighbours = DEFAULT_NEIGHBOURS
         """How much a query term only a neighbouring entry holds counts in coverage
-        fusion (:mod:`satchel.memory._context_window`; 0 turns it off)."""
+        fusion (:class:`Neighbours`; :data:`NO_NEIGHBOURS` turns it off)."""
         if embedder is None:
             backend.use_model(None, None)
         else:
@@ -558,7 +558,7 @@ class GatedStore:
             limit=limit,
             mode=mode,
             fusion=self.fusion,
-            neighbour_weight=self.neighbour_weight,
+            neighbours=self.neighbours,
         )
         return await self.backend.search(request)
 

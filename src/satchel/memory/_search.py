@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._context_window import NEIGHBOUR_WEIGHT
+from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._fusion import Fusion, fuse
 from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
 
@@ -65,9 +65,9 @@ class SearchRequest:
         limit: Hits wanted.
         mode: ``hybrid``, ``bm25`` or ``vector``.
         fusion: How to fuse.
-        neighbour_weight: How much a query term only a candidate's neighbouring entry
-            contains counts in ``coverage`` fusion
-            (:mod:`~satchel.memory._context_window`; 0: off).
+        neighbours: How much a query term only a candidate's neighbouring entry
+            contains counts in ``coverage`` fusion, per domain
+            (:mod:`~satchel.memory._context_window`).
     """
 
     agent: str
@@ -78,7 +78,7 @@ class SearchRequest:
     limit: int
     mode: SearchMode
     fusion: Fusion
-    neighbour_weight: float = NEIGHBOUR_WEIGHT
+    neighbours: Neighbours = DEFAULT_NEIGHBOURS
 
 
 @dataclass(kw_only=True, frozen=True)

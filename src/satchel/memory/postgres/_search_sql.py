@@ -429,7 +429,8 @@ async def run_search(
             where = filter_clause(spec, request.filters, params)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
-        if covering and fill_in and lexical and statistics and request.neighbour_weight > 0:
+        weight = request.neighbours.archival if spec is BLOCKS else request.neighbours.messages
+        if covering and fill_in and lexical and statistics and weight > 0:
             params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
             a = spec.alias
@@ -445,7 +446,7 @@ async def run_search(
                 semantic=list(found),
                 frequency=statistics[0][0],
                 total=statistics[0][1],
-                weight=request.neighbour_weight,
+                weight=weight,
                 where=where,
                 params=params.values,
                 cosine=cosine_sql,

@@ -200,7 +200,9 @@ def run_search(
         bm25.update({(domain, pk): s for pk, s in lexical.items()})
         if covering and lexical:
             counts = bm25_plan.counts if bm25_plan else None
-            weight = request.neighbour_weight
+            weight = (
+                request.neighbours.archival if domain == BLOCKS else request.neighbours.messages
+            )
             pool: list[int] = list(lexical)
             around: dict[int, list[tuple[int, float]]] = {}
             if weight > 0 and query is not None and indexes is not None:
