@@ -231,8 +231,30 @@ async def measure(
     return rows
 
 
+async def interleaved(
+    store: SQLiteStore, samples: list[dict[str, Any]], domain: Domain, rounds: int = 3
+) -> tuple[float, float]:
+    """p50 ms of hybrid search without and with neighbour context, the two alternating
+    query by query (so machine load hits both alike); queries embedded beforehand."""
+    asked = [(s["sample_id"], q) for s in samples for q, _ in questions_of(s)]
+    if store.embedder is not None:
+        store.embedder.embed([q for _, q in asked])
+    weights = store.neighbours
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(rounds):
+        for agent, question in asked:
+            for on in (False, True):
+                store.neighbours = weights if on else NO_NEIGHBOURS
+                started = time.perf_counter()
+                await store.search(agent, question, domains=domain, limit=10)
+                times[on].append(1000 * (time.perf_counter() - started))
+    store.neighbours = weights
+    return float(np.median(times[False])), float(np.median(times[True]))
+
+
 async def main(samples: list[dict[str, Any]], sweep: bool, domains: list[str]) -> None:
     tables: list[tuple[str, int, list[tuple[str, dict[str, float]]]]] = []
+    latency: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         embedder = CachingEmbedder()
         for name in domains:
@@ -244,6 +266,7 @@ async def main(samples: list[dict[str, Any]], sweep: bool, domains: list[str]) -
                 turns, domain = await load_archival(store, samples), Domain.ARCHIVAL_MEMORY
             print(f"{name}: loaded {turns} turns in {time.perf_counter() - started:.1f} s")
             tables.append((name, turns, await measure(store, samples, domain, sweep)))
+            latency[name] = await interleaved(store, samples, domain)
             await store.close()
     for name, turns, rows in tables:
         base = rows[0][1]
@@ -255,6 +278,9 @@ async def main(samples: list[dict[str, Any]], sweep: bool, domains: list[str]) -
                 f"{r['recall@10']:6.3f} {r['recall@10'] / base['recall@10']:7.2f} "
                 f"{r['ms_per_query']:6.1f}"
             )
+        off, on = latency[name]
+        print(f"hybrid p50, interleaved: {off:.2f} ms without neighbours, {on:.2f} ms with "
+              f"(x{on / off:.2f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Stores (each its own database file, so BM25 statistics are the store's own):
   MetaTool requests) as archival entries;
 * ``LoCoMo session``: each LoCoMo dev session (14-39 turns) as its own store, asked
   the questions whose evidence lies in it;
-* ``LoCoMo conversation``: each whole conversation (about 400 turns) as its own store.
+* ``LoCoMo conversation``: each whole conversation (about 400 turns) as its own store;
+* ``LoCoMo conv., archival``: each whole conversation saved turn by turn as archival
+  entries, a store each.
 
 Reports recall@1/3/5/10 of the gold entries for BM25-only, vector-only, hybrid (the
 default fusion) and the previous default (min-max, vector weight 0.4), and hybrid's
@@ -186,6 +188,26 @@ async def run(args: argparse.Namespace) -> dict[str, Tally]:
                     tally.entries.append(n)
                     await ask(store, Domain.CONVERSATIONS, asked, dia, tally)
                     await store.close()
+        tally = out.setdefault("LoCoMo conv., archival", Tally())
+        for sample in samples:
+            turns = turns_of(sample)
+
+            async def notes(s: SQLiteStore, g: list[Any] = turns) -> int:
+                # One after another, as an agent saving notes would.
+                for number, (_, content, _, dia_id) in enumerate(g, start=1):
+                    await s.create_block(
+                        "me",
+                        f"note-{number}",
+                        content,
+                        kind=BlockKind.ARCHIVAL,
+                        metadata={"dia_id": dia_id},
+                    )
+                return len(g)
+
+            store, n = await in_store(tmp, embedder, notes)
+            tally.entries.append(n)
+            await ask(store, Domain.ARCHIVAL_MEMORY, questions_of(sample), dia, tally)
+            await store.close()
     return out
 
 
