@@ -12,7 +12,9 @@ Stores (each its own database file, so BM25 statistics are the store's own):
   MetaTool requests) as archival entries;
 * ``LoCoMo session``: each LoCoMo dev session (14-39 turns) as its own store, asked
   the questions whose evidence lies in it;
-* ``LoCoMo conversation``: each whole conversation (about 400 turns) as its own store.
+* ``LoCoMo conversation``: each whole conversation (about 400 turns) as its own store;
+* ``LoCoMo conv., archival``: each whole conversation saved turn by turn as archival
+  entries, a store each.
 
 Reports recall@1/3/5/10 of the gold entries for BM25-only, vector-only, hybrid (the
 default fusion) and the previous default (min-max, vector weight 0.4), and hybrid's
@@ -35,7 +37,15 @@ from typing import Any
 
 import anyio
 
-from satchel.memory import BlockKind, Domain, Fusion, SearchHit, SQLiteStore
+from satchel.memory import (
+    NO_NEIGHBOURS,
+    BlockKind,
+    Domain,
+    Fusion,
+    Neighbours,
+    SearchHit,
+    SQLiteStore,
+)
 
 sys.path.insert(0, str(Path(__file__).parent))
 from memory_quality import CachingEmbedder, questions_of, turns_of
@@ -47,12 +57,17 @@ SHARED = next(
     ROOT.parent / "shared" / "data",
 )
 CUTS = (1, 3, 5, 10)
-METHODS: dict[str, tuple[str, Fusion | None]] = {
-    "bm25": ("bm25", None),
-    "vector": ("vector", None),
-    "hybrid": ("hybrid", None),
-    "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4)),
+METHODS: dict[str, tuple[str, Fusion | None, Neighbours | None]] = {
+    "bm25": ("bm25", None, None),
+    "vector": ("vector", None, None),
+    "hybrid": ("hybrid", None, None),
+    "no neighbours": ("hybrid", None, NO_NEIGHBOURS),
+    "archival 0.75": ("hybrid", None, Neighbours(messages=1.0, archival=0.75)),
+    "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4), NO_NEIGHBOURS),
 }
+"""Method name: (mode, fusion or the default, neighbour weights or the default);
+``no neighbours`` is the shipped hybrid before issue 15, ``archival 0.75`` a heavier
+archival neighbour weight than the default 0.5."""
 
 Question = tuple[str, set[str]]
 KeyOf = Callable[[SearchHit], str]
@@ -73,15 +88,16 @@ class Tally:
 async def ask(
     store: SQLiteStore, domain: Domain, questions: list[Question], key: KeyOf, tally: Tally
 ) -> None:
-    default = store.fusion
-    for method, (mode, fusion) in METHODS.items():
+    default, weights = store.fusion, store.neighbours
+    for method, (mode, fusion, neighbours) in METHODS.items():
         store.fusion = fusion or default
+        store.neighbours = neighbours or weights
         for question, gold in questions:
             hits = await store.search("me", question, domains=domain, limit=10, mode=mode)  # type: ignore[arg-type]
             found = [key(h) for h in hits]
             for i, cut in enumerate(CUTS):
                 tally.sums[method][i] += len(gold & set(found[:cut])) / len(gold)
-    store.fusion = default
+    store.fusion, store.neighbours = default, weights
     tally.questions += len(questions)
 
 
@@ -172,6 +188,26 @@ async def run(args: argparse.Namespace) -> dict[str, Tally]:
                     tally.entries.append(n)
                     await ask(store, Domain.CONVERSATIONS, asked, dia, tally)
                     await store.close()
+        tally = out.setdefault("LoCoMo conv., archival", Tally())
+        for sample in samples:
+            turns = turns_of(sample)
+
+            async def notes(s: SQLiteStore, g: list[Any] = turns) -> int:
+                # One after another, as an agent saving notes would.
+                for number, (_, content, _, dia_id) in enumerate(g, start=1):
+                    await s.create_block(
+                        "me",
+                        f"note-{number}",
+                        content,
+                        kind=BlockKind.ARCHIVAL,
+                        metadata={"dia_id": dia_id},
+                    )
+                return len(g)
+
+            store, n = await in_store(tmp, embedder, notes)
+            tally.entries.append(n)
+            await ask(store, Domain.ARCHIVAL_MEMORY, questions_of(sample), dia, tally)
+            await store.close()
     return out
 
 

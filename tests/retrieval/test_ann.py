@@ -157,3 +157,15 @@ def test_empty_index_and_zero_k() -> None:
     index.add(np.zeros(0, np.int64), np.zeros((0, 4), np.float32))
     index.remove(np.zeros(0, np.int64))
     assert len(index) == 1
+
+
+def test_vectors_returns_the_stored_unit_rows_of_known_ids() -> None:
+    rng = np.random.default_rng(7)
+    rows = rng.normal(size=(5, 16)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    index = AnnIndex(16)
+    index.add(np.arange(5, dtype=np.int64), rows)
+    ids, found = index.vectors(np.asarray([3, 99, 1], np.int64))
+    assert ids.tolist() == [3, 1]
+    assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-3)
+    assert np.allclose(found, rows[[3, 1]], atol=2e-3)

@@ -28,6 +28,9 @@
   cosine (:mod:`satchel.retrieval._hybrid` says why; ``bench/README.md`` has the
   figures). :class:`Fusion` is :class:`satchel.retrieval.HybridFusion` under the name
   memory has always exported.
+  A query term only an entry's neighbour holds (the turn before or after it)
+  counts too, scaled by how close the neighbour is in meaning
+  (:class:`Neighbours`, :mod:`satchel.memory._context_window`).
 * **Opening**: :func:`open_store` opens the store a path or URL names (a SQLite file,
   ``sqlite:///``, ``postgresql://``), the one place that picks a backend by URL.
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
@@ -46,6 +49,7 @@ Example:
 """
 
 from satchel.memory._backend import MemoryBackend
+from satchel.memory._context_window import NO_NEIGHBOURS, Neighbours
 from satchel.memory._gated import GatedStore
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
@@ -103,6 +107,7 @@ __all__ = [
     "DEFAULT_GLOBAL_LABELS",
     "GLOBAL_TAG",
     "HISTORY_VERSIONS",
+    "NO_NEIGHBOURS",
     "PROJECT_LABEL",
     "AgentMemory",
     "AgentSummary",
@@ -122,6 +127,7 @@ __all__ = [
     "MemoryBackend",
     "MemoryStore",
     "Message",
+    "Neighbours",
     "OnConflict",
     "Operation",
     "Permission",

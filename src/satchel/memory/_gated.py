@@ -41,6 +41,7 @@ from satchel._errors import (
 )
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
+from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._gate import gated_swap, gated_write
 from satchel.memory._history import BlockVersion, HistoryBackend
 from satchel.memory._models import (
@@ -121,6 +122,9 @@ class GatedStore:
         self.consent = consent
         self.hard_limit = char_limit_mode == "hard"
         self.fusion = fusion
+        self.neighbours: Neighbours = DEFAULT_NEIGHBOURS
+        """How much a query term only a neighbouring entry holds counts in coverage
+        fusion (:class:`Neighbours`; :data:`NO_NEIGHBOURS` turns it off)."""
         if embedder is None:
             backend.use_model(None, None)
         else:
@@ -568,6 +572,7 @@ class GatedStore:
             limit=limit,
             mode=mode,
             fusion=self.fusion,
+            neighbours=self.neighbours,
         )
         return await self.backend.search(request)
 

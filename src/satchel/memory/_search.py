@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
 from satchel.retrieval import HybridFusion, fuse_hybrid
 
@@ -64,6 +65,9 @@ class SearchRequest:
         limit: Hits wanted.
         mode: ``hybrid``, ``bm25`` or ``vector``.
         fusion: How to fuse.
+        neighbours: How much a query term only a candidate's neighbouring entry
+            contains counts in ``coverage`` fusion, per domain
+            (:mod:`~satchel.memory._context_window`).
     """
 
     agent: str
@@ -74,6 +78,7 @@ class SearchRequest:
     limit: int
     mode: SearchMode
     fusion: HybridFusion
+    neighbours: Neighbours = DEFAULT_NEIGHBOURS
 
 
 @dataclass(kw_only=True, frozen=True)

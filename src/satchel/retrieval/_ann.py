@@ -181,6 +181,18 @@ class AnnIndex:
         scores = (vectors @ np.asarray(query, dtype=np.float32)) / np.maximum(norms, 1e-12)
         return ids, scores.astype(np.float32)
 
+    def vectors(self, ids: I64) -> tuple[I64, F32]:
+        """The stored vectors of those of ``ids`` the index holds, as unit rows
+        (from half precision), and their ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        ids = ids[self.contains(ids)]
+        if len(ids) == 0:
+            return ids, np.zeros((0, self.dim), np.float32)
+        with self._lock:
+            stored = self._index.get(self._keys(ids))
+        rows = np.asarray(stored, dtype=np.float32).reshape(len(ids), self.dim)
+        return ids, rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+
     def save(self, path: Path) -> None:
         """Write the index to ``path`` atomically (a temporary file, flushed, then
         renamed over ``path``), so a crash leaves either the old file or the new one.

@@ -260,7 +260,11 @@ async def test_upgrading_moves_stored_vectors_to_the_side_tables_and_search_is_u
         stored = dict(conn.execute("SELECT pk, embedding::text FROM satchel_blocks").fetchall())
 
     async with await PostgresStore.open(empty_url, embedder=WordEmbedder()) as store:
-        assert store.applied_migrations == ["0003_block_history", "0004_vector_side_tables"]
+        assert store.applied_migrations == [
+            "0003_block_history",
+            "0004_vector_side_tables",
+            "0005_block_neighbours",
+        ]
         moved = dict(rows(empty_url, "SELECT pk, embedding::text FROM satchel_block_vectors"))
         assert moved == stored
         assert rows(empty_url, "SELECT count(*) FROM satchel_message_vectors") == [(1,)]

@@ -31,6 +31,7 @@ from satchel._migrations import (
     postgres_applied,
 )
 from satchel.memory.postgres import _history, _migration_vectors
+from satchel.memory.postgres._context_sql import NEIGHBOUR_INDEX_SQL
 
 __all__ = [
     "COMPONENT",
@@ -150,6 +151,9 @@ migration(_history.MIGRATION_NAME, _history.MIGRATION_SQL)
 
 # Vectors in narrow side tables, so storing one does not rewrite a record's row.
 migration(_migration_vectors.NAME, _migration_vectors.SQL)
+
+# Neighbouring-entry context in search (satchel.memory._context_window).
+migration("0005_block_neighbours", NEIGHBOUR_INDEX_SQL)
 
 REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
 """The extensions the schema needs: pgvector, and unaccent for full-text search."""

@@ -43,6 +43,7 @@ import numpy.typing as npt
 
 from satchel.memory._models import SearchFilters, SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
+from satchel.memory.postgres._context_sql import add_neighbour_context
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import dec, enc, enc_all, utc
 from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS
@@ -247,10 +248,12 @@ async def bm25_candidates(
     n: int,
     *,
     fill_in: bool,
+    statistics: list[tuple[dict[str, float], float]] | None = None,
 ) -> dict[int, tuple[float, float | None, float]]:
     """The top ``n`` rows by the BM25-shaped score, each with its cosine to
     ``%(q)s`` when ``fill_in`` (``None`` if the row has no vector) and its share of
-    the query's IDF mass (:func:`~satchel.retrieval.term_coverage`)."""
+    the query's IDF mass (:func:`~satchel.retrieval.term_coverage`). Each query
+    term's document frequency and the row count are appended to ``statistics``."""
     a, table = spec.alias, spec.table
     queries: list[LiteralString] = []
     for term in choice.terms:
@@ -299,6 +302,8 @@ async def bm25_candidates(
         for pk, _, _, hits, _, _ in rows
     }
     cover = term_coverage(matched, frequency, total)
+    if statistics is not None:
+        statistics.append((frequency, total))
     return {
         int(pk): (float(s), None if c is None else float(c), cover[int(pk)])
         for pk, s, c, _, _, _ in rows
@@ -399,6 +404,7 @@ async def run_search(
     lexical_on = request.mode != "vector" and bool(request.terms)
     n = max(request.fusion.candidates, request.limit)
     fill_in = query is not None and request.fusion.fill_in and request.mode == "hybrid"
+    covering = request.mode == "hybrid" and request.fusion.method == "coverage"
     bm25: dict[_Key, float] = {}
     vector: dict[_Key, float] = {}
     coverage: dict[_Key, float] = {}
@@ -408,11 +414,16 @@ async def run_search(
         if on
     ]
     for spec in specs:
+        lexical: dict[int, tuple[float, float | None, float]] = {}
+        statistics: list[tuple[dict[str, float], float]] = []
+        found: dict[int, float] = {}
         if lexical_on:
             choice = await stats.choose(conn, spec, request.terms)
             params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
-            lexical = await bm25_candidates(conn, spec, choice, where, params, n, fill_in=fill_in)
+            lexical = await bm25_candidates(
+                conn, spec, choice, where, params, n, fill_in=fill_in, statistics=statistics
+            )
             for pk, (score, cosine, share) in lexical.items():
                 bm25[(spec.key, pk)] = score
                 coverage[(spec.key, pk)] = share
@@ -423,6 +434,30 @@ async def run_search(
             where = filter_clause(spec, request.filters, params)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
+        weight = request.neighbours.archival if spec is BLOCKS else request.neighbours.messages
+        if covering and fill_in and lexical and statistics and weight > 0:
+            params = _Params(me=request.agent, q=query, model=model)
+            where = filter_clause(spec, request.filters, params)
+            cosine_sql: LiteralString = (
+                f"CASE WHEN {_MODEL_OK} THEN 1 - (v.embedding <=> %(q)s) END"
+            )
+            shares, extra = await add_neighbour_context(
+                conn,
+                spec.table,
+                spec.alias,
+                vectors=spec.vectors,
+                agent=request.agent,
+                lexical=list(lexical),
+                semantic=list(found),
+                frequency=statistics[0][0],
+                total=statistics[0][1],
+                weight=weight,
+                where=where,
+                params=params.values,
+                cosine=cosine_sql,
+            )
+            coverage.update({(spec.key, pk): share for pk, share in shares.items()})
+            vector.update({(spec.key, pk): cosine for pk, cosine in extra.items()})
     ranked = rank(
         bm25,
         vector,

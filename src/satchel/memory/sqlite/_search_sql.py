@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from satchel.memory._context_window import context_coverage
 from satchel.memory._models import SearchFilters
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._migrations import TOKENIZER
@@ -317,12 +318,16 @@ def lexical_coverage(
     terms: Sequence[str],
     pks: Sequence[int],
     counts: Mapping[str, int] | None = None,
+    around: Mapping[int, Sequence[tuple[int, float]]] | None = None,
+    weight: float = 0.0,
 ) -> dict[int, float]:
     """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
     those :func:`bm25_query` left out for cost), for coverage fusion
     (:func:`~satchel.retrieval.term_coverage`). Document frequencies and the row
     count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
-    counts :func:`bm25_query` already took."""
+    counts :func:`bm25_query` already took. ``around`` gives each row's neighbours
+    and their closeness to it, whose terms count up to ``weight``
+    (:func:`~satchel.memory._context_window.context_coverage`)."""
     if not pks or not terms:
         return dict.fromkeys(pks, 0.0)
     fts = _BM25[domain][0]
@@ -336,8 +341,14 @@ def lexical_coverage(
     known = counts or {}
     frequency = {term: _document_frequency(conn, fts, term, top, known.get(term)) for term in terms}
     present = [term for term in terms if frequency[term] > 0]
-    matched = _matched_terms(conn, domain, present, pks) if present else {}
-    return term_coverage({pk: matched.get(pk, []) for pk in pks}, frequency, documents)
+    context: Mapping[int, Sequence[tuple[int, float]]] = around if around and weight > 0 else {}
+    near = sorted({n for ns in context.values() for n, _ in ns}.difference(pks))
+    matched = _matched_terms(conn, domain, present, [*pks, *near]) if present else {}
+    own = {pk: matched.get(pk, []) for pk in pks}
+    if not context:
+        return term_coverage(own, frequency, documents)
+    nearby = {pk: [(matched.get(n, []), c) for n, c in context.get(pk, ())] for pk in pks}
+    return context_coverage(own, nearby, frequency, documents, weight)
 
 
 def keep_matching(

@@ -1,0 +1,117 @@
+"""Neighbouring-entry context for coverage fusion: a turn is read with the turns around it.
+
+In a conversation the words that answer a question are often split over two turns:
+"What did you make at the pottery workshop?" is answered by "I came home with a little
+blue bowl", right after the turn that named the workshop. Scored alone, the turn that
+holds the answer lacks the question's rare words.
+
+So coverage fusion (:func:`~satchel.retrieval.term_coverage`) reads every candidate
+with its *neighbours*: the entry just before and just after it in its owner's sequence
+(messages: the same conversation in time order; archival entries: the owner's archival
+entries in insertion order; another agent's shared entry gets none). A query term that
+the entry lacks but a neighbour contains counts ``weight x cosine(entry, neighbour)``
+of its IDF weight instead of nothing; a term in the entry itself counts fully, as
+before. Neighbours of the BM25 candidates join the candidates, so a turn whose own words
+miss the query but whose neighbour matches can be found. The weight is per domain
+(:class:`Neighbours`): 1.0 for messages, 0.5 for archival entries.
+
+Why the cosine. Counting neighbour terms at a flat 0.5 lifted LoCoMo as much, but in a
+personal-facts store (unrelated facts that happen to sit side by side) it lent a wrong
+lead's words to the facts beside it and cost two of 80 questions their top-3 place.
+Adjacent conversation turns are close in meaning (median cosine 0.54 on LoCoMo), two
+unrelated facts about one person less so (0.41), and scaling by the cosine keeps every
+facts figure unchanged. Figures, variants and commands are in ``bench/README.md``
+(offline replay: ``bench/memory_recall_experiments.py``).
+
+Pure functions, no store and no SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Hashable, Mapping, Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from satchel.retrieval import idf
+
+__all__ = ["DEFAULT_NEIGHBOURS", "NO_NEIGHBOURS", "Neighbours", "context_coverage"]
+
+_K = TypeVar("_K", bound=Hashable)
+
+
+class Neighbours(BaseModel):
+    """How much a query term that only a candidate's neighbouring entry contains
+    counts in coverage fusion: this weight times the neighbour's cosine to the entry
+    (0 turns neighbour context off for that domain).
+
+    Attributes:
+        messages: For conversation messages (neighbours: the same conversation's
+            previous and next message in time).
+        archival: For archival entries (neighbours: the owner's previous and next
+            archival entry in insertion order).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: float = Field(default=1.0, ge=0.0, le=1.0)
+    archival: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+DEFAULT_NEIGHBOURS = Neighbours()
+"""What satchel uses unless told otherwise: 1.0 for messages, whose turns answer one
+another, and 0.5 for archival entries, whose order says less (over 20 random insertion
+orders of the personal facts, 0.75 cost half a question of 80 at recall@3 on average,
+0.5 under a tenth; see ``bench/README.md``)."""
+
+NO_NEIGHBOURS = Neighbours(messages=0.0, archival=0.0)
+"""Neighbour context off: coverage fusion as before issue 15."""
+
+
+def context_coverage(
+    own: Mapping[_K, Collection[str]],
+    around: Mapping[_K, Sequence[tuple[Collection[str], float]]],
+    document_frequency: Mapping[str, float],
+    documents: float,
+    weight: float = 1.0,
+) -> dict[_K, float]:
+    """Each entry's share of the query's IDF mass, in [0, 1], counting a term only its
+    neighbours contain at ``weight`` times the closest such neighbour's closeness.
+
+    With ``weight`` 0 (or no neighbour terms) this is exactly
+    :func:`~satchel.retrieval.term_coverage`.
+
+    Args:
+        own: The query terms each entry contains.
+        around: Each entry's neighbours, as (the query terms the neighbour contains,
+            its closeness to the entry: their cosine, clamped to [0, 1]); a missing
+            key: none.
+        document_frequency: Every query term's document frequency (0 for a term in no
+            entry); its keys are the query's terms.
+        documents: How many entries there are.
+        weight: The most a neighbour's term counts, in [0, 1].
+
+    Example:
+        >>> cover = context_coverage(
+        ...     {"a": ["ada"], "b": ["ada"]}, {"a": [(["job"], 1.0)], "b": [(["job"], 0.5)]},
+        ...     {"ada": 1, "job": 1}, 10, weight=0.5,
+        ... )
+        >>> round(cover["a"], 3), round(cover["b"], 3)
+        (0.75, 0.625)
+    """
+    weights = {term: idf(df, documents) for term, df in document_frequency.items()}
+    total = sum(weights.values())
+    if total <= 0:
+        return dict.fromkeys(own, 0.0)
+    out: dict[_K, float] = {}
+    for key, terms in own.items():
+        inside = set(terms)
+        mass = sum(weights.get(term, 0.0) for term in inside)
+        near: dict[str, float] = {}
+        for found, closeness in around.get(key, ()):
+            share = min(1.0, max(0.0, closeness))
+            for term in set(found) - inside:
+                near[term] = max(near.get(term, 0.0), share)
+        mass += weight * sum(weights.get(term, 0.0) * share for term, share in near.items())
+        out[key] = min(1.0, mass / total)
+    return out
