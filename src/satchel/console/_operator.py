@@ -7,13 +7,16 @@ operator's path that no model reaches. Where the table *denies* a write at the b
 permission (an overwrite of a ``read_only`` block, a delete below ``admin``), the
 operator first raises the block's permission (the same ``configure_block`` the CLI
 offers), writes at the version that step returned, then sets the permission the form
-asked for. Every step is checked up front (limit against text, the expected version),
-so a refused edit changes nothing.
+asked for. If that write fails (a model wrote in between, so the version moved on),
+the permission is put back before the error reaches the page. Every step is checked up
+front (limit against text, the expected version), so a refused edit changes nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from satchel._errors import CharLimitError, InvalidInputError, VersionConflictError
 from satchel.memory import (
@@ -39,6 +42,8 @@ __all__ = [
     "parse_limit",
     "parse_permission",
 ]
+
+_T = TypeVar("_T")
 
 ORIGIN = RequestOrigin(channel="console")
 """The origin of the console's writes."""
@@ -143,6 +148,23 @@ class Operator:
         level = Permission.ADMIN if operation is Operation.DELETE else Permission.READ_WRITE
         return await self.store.configure_block(agent, block.label, permission=level)
 
+    async def _as_loosened(
+        self,
+        agent: str,
+        block: Block,
+        operation: Operation,
+        write: Callable[[Block], Awaitable[_T]],
+    ) -> _T:
+        """Run ``write`` on ``block`` loosened for ``operation`` (see :meth:`_loosened`);
+        if it fails, the block's permission is set back to what it was."""
+        loosened = await self._loosened(agent, block, operation)
+        try:
+            return await write(loosened)
+        except BaseException:
+            if loosened.permission != block.permission:
+                await self.store.configure_block(agent, block.label, permission=block.permission)
+            raise
+
     async def edit(self, agent: str, label: str, edit: BlockEdit) -> Block:
         """Apply the block form: value, description, permission and limit.
 
@@ -172,9 +194,13 @@ class Operator:
             )
             if grows and edit.char_limit != block.char_limit:
                 block = await self.store.configure_block(agent, label, char_limit=edit.char_limit)
-            block = await self._loosened(agent, block, Operation.OVERWRITE)
-            block = await self.store.update_block_text(
-                agent, label, edit.value, expected_version=block.version, origin=ORIGIN
+            block = await self._as_loosened(
+                agent,
+                block,
+                Operation.OVERWRITE,
+                lambda b: self.store.update_block_text(
+                    agent, label, edit.value, expected_version=b.version, origin=ORIGIN
+                ),
             )
         return await self.store.configure_block(
             agent,
@@ -210,9 +236,13 @@ class Operator:
         """Archive (``ARCHIVAL``) or load (``WORKING``) a block, keeping its permission."""
         block = await self.store.get_block(agent, label)
         original = block.permission
-        block = await self._loosened(agent, block, Operation.KIND_CHANGE)
-        moved = await self.store.set_kind(
-            agent, label, kind, expected_version=block.version, origin=ORIGIN
+        moved = await self._as_loosened(
+            agent,
+            block,
+            Operation.KIND_CHANGE,
+            lambda b: self.store.set_kind(
+                agent, label, kind, expected_version=b.version, origin=ORIGIN
+            ),
         )
         if moved.permission != original:
             moved = await self.store.configure_block(agent, label, permission=original)
@@ -231,7 +261,11 @@ class Operator:
                 f"{block.version}); look at it again before deleting",
                 details={"label": label, "version": block.version},
             )
-        block = await self._loosened(agent, block, Operation.DELETE)
-        return await self.store.delete_block(
-            agent, label, expected_version=block.version, origin=ORIGIN
+        return await self._as_loosened(
+            agent,
+            block,
+            Operation.DELETE,
+            lambda b: self.store.delete_block(
+                agent, label, expected_version=b.version, origin=ORIGIN
+            ),
         )
