@@ -4,6 +4,7 @@ and the packaged static files (htmx and the style sheet)."""
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +33,27 @@ logger = logging.getLogger("satchel.console")
 
 _OPEN_PATHS = ("/login", "/static/")
 _LOGIN_BYTES = 16 * 1024
+
+
+def _client(request: Request) -> str:
+    """Who is asking, for the throttle: the peer's address."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _too_many(console: Console, request: Request, wait: float) -> Response:
+    """The refusal of a client that sent too many wrong tokens."""
+    seconds = max(1, math.ceil(wait))
+    logger.warning(
+        "refused console logins from %s for %d s: too many wrong tokens", _client(request), seconds
+    )
+    response = console.renderer.error(
+        request,
+        429,
+        "Too many wrong tokens",
+        f"Too many wrong tokens from this address: try again in {seconds} seconds.",
+    )
+    response.headers["retry-after"] = str(seconds)
+    return response
 
 
 class _LoginGate:
@@ -64,10 +86,18 @@ class _LoginGate:
                 refused = self.console.renderer.error(request, status, "Refused", message)
                 await refused(scope, receive, send)
                 return
+        client = _client(request)
+        bearer = guard.token is not None and "authorization" in request.headers
+        wait = self.console.throttle.retry_after(client) if bearer else None
+        if wait is not None:  # a locked-out client's tokens are not even checked
+            await _too_many(self.console, request, wait)(scope, receive, send)
+            return
         if inner.startswith(_OPEN_PATHS) or guard.authenticated(request):
             await self.app(scope, receive, send)
             return
         response: Response
+        if bearer:
+            self.console.throttle.failed(client)
         if guard.token is None:
             logger.info("refused a console request for a host that is not loopback")
             response = self.console.renderer.error(
@@ -111,13 +141,20 @@ class _Session:
         return self.console.renderer.render(request, "login.html", context)
 
     async def login(self, request: Request) -> Response:
-        """Check the token and set the session cookie."""
+        """Check the token and set the session cookie; a client that sent too many
+        wrong tokens waits first (:class:`~satchel.console._throttle.LoginThrottle`)."""
+        client = _client(request)
+        wait = self.console.throttle.retry_after(client)
+        if wait is not None:
+            return _too_many(self.console, request, wait)
         form = await request.form(max_files=0, max_fields=4)
         nxt = field(form, "next", "/")
         if not self.console.guard.token_matches(field(form, "token")):
             logger.info("refused a console login with a wrong token")
+            self.console.throttle.failed(client)
             context = {"next": nxt, "failed": True}
             return self.console.renderer.render(request, "login.html", context, status=401)
+        self.console.throttle.succeeded(client)
         response = RedirectResponse(self._next(request, nxt), status_code=303)
         response.set_cookie(
             COOKIE,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as field_
 
 from starlette.datastructures import FormData
 from starlette.requests import Request
@@ -12,6 +13,7 @@ from satchel.consent import PermissionBroker
 from satchel.console._guard import Guard
 from satchel.console._operator import Operator
 from satchel.console._render import Renderer
+from satchel.console._throttle import LoginThrottle
 from satchel.memory import AgentSummary, MemoryStore
 
 __all__ = ["MAX_FORM_BYTES", "Console", "field"]
@@ -42,6 +44,7 @@ class Console:
         guard: Authentication and CSRF.
         renderer: The templates.
         agent: The agent ``/`` opens, if one was named.
+        throttle: Wrong tokens per client, to slow down guessing.
     """
 
     store: MemoryStore
@@ -49,6 +52,7 @@ class Console:
     guard: Guard
     renderer: Renderer
     agent: str | None = None
+    throttle: LoginThrottle = field_(default_factory=LoginThrottle)
 
     @property
     def operator(self) -> Operator:
