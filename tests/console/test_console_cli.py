@@ -121,3 +121,38 @@ def test_serve_http_serves_the_console_behind_the_same_token(served: str) -> Non
         agents = bearer.get("/console/agents", headers={"authorization": "Bearer T0ken"})
         assert agents.status_code == 200
         assert "ada" in agents.text
+
+
+def test_the_first_console_on_the_default_database_creates_it_with_the_default_agent(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SATCHEL_")}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")  # platformdirs' data dir on Linux
+    command = [sys.executable, "-m", "satchel", "console", "--port", "0"]
+    process = subprocess.Popen(
+        command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env
+    )
+    found: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            match = re.search(r"the memory console is at (http://\S+)", line)
+            if match:
+                found.append(match.group(1).rstrip("/"))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        ready.wait(STARTUP)
+        assert found, "satchel console did not start"
+        page = httpx.get(f"{found[0]}/agents/default", timeout=30)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert page.status_code == 200
+    assert "persona" in page.text
+    assert "human" in page.text
+    assert (tmp_path / "data" / "satchel" / "satchel.db").exists()

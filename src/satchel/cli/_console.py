@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import Annotated
 
 import anyio
@@ -62,7 +63,10 @@ def console(
     """
     if agent is not None and not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
-    where = resolve_db_location(db, must_exist=True)
+    # A --db that names no database is a typo to report; the default file is made on
+    # first use, so a newcomer's first `satchel console` shows a memory, not an error.
+    where = resolve_db_location(db, must_exist=db is not None)
+    fresh = isinstance(where, Path) and not where.exists()
     loopback = is_loopback(host)
     if token is None and not loopback:
         raise typer.BadParameter(
@@ -80,12 +84,14 @@ def console(
     )
     check_listen(host, port)
     try:
-        anyio.run(_run, str(where), agent, host, port, token)
+        anyio.run(_run, str(where), fresh, agent, host, port, token)
     except KeyboardInterrupt:
         return
 
 
-async def _run(where: str, agent: str | None, host: str, port: int, token: str | None) -> None:
+async def _run(
+    where: str, fresh: bool, agent: str | None, host: str, port: int, token: str | None
+) -> None:
     from satchel.consent import PermissionBroker, open_approval_store
     from satchel.console import console_app
     from satchel.embed import default_embedder
@@ -97,8 +103,11 @@ async def _run(where: str, agent: str | None, host: str, port: int, token: str |
     except SatchelUsageError as exc:
         logger.warning("searching by keywords only: %s", exc.message)
         embedder = None
-    store = await open_store(where, must_exist=True, embedder=embedder)
+    store = await open_store(where, must_exist=False, embedder=embedder)
     try:
+        if fresh:  # what `satchel serve` would set up: the default agent's blocks
+            await store.ensure_agent("default")
+            logger.info("created the memory database %s", where)
         async with PermissionBroker(open_approval_store(where), origin="console") as broker:
             app = console_app(store, broker, token=token, agent=agent)
 
