@@ -7,10 +7,11 @@ How the browser is found, in order:
 2. else ``/usr/bin/chromium`` and ``/usr/bin/chromedriver`` (Debian's ``chromium`` and
    ``chromium-driver`` packages).
 
-When they are missing and the tests run as root, ``apt-get install -y
---no-install-recommends chromium chromium-driver`` installs them (after ``apt-get
-update`` if the first try fails), under a file lock so parallel workers install once.
-Otherwise the tests fail with a message saying so; they are never skipped. Selenium is
+When they are missing and the tests run as root (or may run ``sudo`` without a
+password), ``apt-get install -y --no-install-recommends chromium chromium-driver``
+installs them (after ``apt-get update`` if the first try fails), under a file lock so
+parallel workers install once. Otherwise the tests fail with a message saying so; they
+are never skipped. Selenium is
 given both paths explicitly, so Selenium Manager never downloads a browser.
 """
 
@@ -43,10 +44,26 @@ def _present() -> bool:
     return all(p.is_file() and os.access(p, os.X_OK) for p in _paths())
 
 
-def _apt(*args: str) -> subprocess.CompletedProcess[str]:
+def _as_root() -> list[str] | None:
+    """How to run a command as root: directly, through ``sudo -n``, or not at all."""
+    if os.geteuid() == 0:
+        return []
+    try:
+        sudo = subprocess.run(["sudo", "-n", "true"], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return ["sudo", "-n", "env", "DEBIAN_FRONTEND=noninteractive"] if sudo.returncode == 0 else None
+
+
+def _apt(prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     return subprocess.run(
-        ["apt-get", *args], capture_output=True, text=True, env=env, timeout=900, check=False
+        [*prefix, "apt-get", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=False,
     )
 
 
@@ -61,15 +78,19 @@ def find_browser() -> tuple[Path, Path]:
         f"{driver} (set SATCHEL_CHROMIUM / SATCHEL_CHROMEDRIVER to use others), from "
         "Debian's packages: apt-get install chromium chromium-driver."
     )
-    if os.geteuid() != 0:
-        pytest.fail(f"{how} They are missing, and the tests are not root, so cannot install them.")
+    prefix = _as_root()
+    if prefix is None:
+        pytest.fail(
+            f"{how} They are missing, and the tests are neither root nor allowed "
+            "`sudo -n`, so cannot install them."
+        )
     with _LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one worker installs, the others wait
         if not _present():
-            done = _apt("install", "-y", "--no-install-recommends", *_PACKAGES)
+            done = _apt(prefix, "install", "-y", "--no-install-recommends", *_PACKAGES)
             if done.returncode != 0:
-                _apt("update")
-                done = _apt("install", "-y", "--no-install-recommends", *_PACKAGES)
+                _apt(prefix, "update")
+                done = _apt(prefix, "install", "-y", "--no-install-recommends", *_PACKAGES)
             if done.returncode != 0 or not _present():
                 pytest.fail(f"{how} Installing them failed:\n{done.stderr[-2000:]}")
     return _paths()
