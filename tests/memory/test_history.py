@@ -72,3 +72,16 @@ async def test_another_agent_reads_no_history_of_a_block_it_cannot_see(
     await store.update_block_text("ada", "secret", "b")
     with pytest.raises(NotFoundError):
         await store.block_history("bob", "secret")
+
+
+async def test_history_gives_back_text_exactly_as_it_was_written(store: MemoryStore) -> None:
+    assert isinstance(store, GatedStore)
+    odd = "tab\there, NUL \x00 and the escape \x1b kept"
+    await store.create_block("ada", "raw", odd, description=f"desc {odd}")
+    await store.update_block_text("ada", "raw", "plain now")
+
+    (before,) = await store.block_history("ada", "raw")
+
+    assert before.value == odd
+    assert before.description == f"desc {odd}"
+    assert before.changed_at.utcoffset() is not None

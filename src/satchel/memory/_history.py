@@ -10,8 +10,9 @@ history of a block an import replaced.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -51,6 +52,30 @@ class BlockVersion(BaseModel):
     char_limit: int | None
     kind: BlockKind
     changed_at: datetime
+
+    @classmethod
+    def from_row(
+        cls,
+        row: Sequence[Any],
+        *,
+        changed_at: datetime,
+        text: Callable[[str], str] = str,
+    ) -> BlockVersion:
+        """A version from a history row: ``block_id, agent, label, version, value,
+        description, permission, char_limit, kind`` (the backend converts its own
+        timestamp, and ``text`` decodes its stored text)."""
+        return cls(
+            block_id=row[0],
+            agent=row[1],
+            label=row[2],
+            version=row[3],
+            value=text(row[4]),
+            description=text(row[5]),
+            permission=Permission(row[6]),
+            char_limit=row[7],
+            kind=BlockKind(row[8]),
+            changed_at=changed_at,
+        )
 
 
 @runtime_checkable

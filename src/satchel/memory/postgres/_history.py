@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Final
 
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
-from satchel.memory._models import BlockKind, Permission
 from satchel.memory.postgres._db import Conn
+from satchel.memory.postgres._rows import dec, utc
 
 __all__ = ["MIGRATION_NAME", "MIGRATION_SQL", "block_history"]
 
@@ -68,18 +68,4 @@ async def block_history(conn: Conn, block_id: str) -> list[BlockVersion]:
         (block_id,),
     )
     rows = await cursor.fetchall()
-    return [
-        BlockVersion(
-            block_id=row[0],
-            agent=row[1],
-            label=row[2],
-            version=row[3],
-            value=row[4],
-            description=row[5],
-            permission=Permission(row[6]),
-            char_limit=row[7],
-            kind=BlockKind(row[8]),
-            changed_at=row[9],
-        )
-        for row in rows
-    ]
+    return [BlockVersion.from_row(row, changed_at=utc(row[9]), text=dec) for row in rows]

@@ -8,7 +8,6 @@ import sqlite3
 from typing import Final
 
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
-from satchel.memory._models import BlockKind, Permission
 from satchel.memory.sqlite._rows import from_us
 
 __all__ = ["MIGRATION_NAME", "MIGRATION_SQL", "block_history"]
@@ -61,18 +60,4 @@ def block_history(conn: sqlite3.Connection, block_id: str) -> list[BlockVersion]
         "JOIN agents a ON a.id = h.agent_id WHERE h.block_id = ? ORDER BY h.version",
         (block_id,),
     ).fetchall()
-    return [
-        BlockVersion(
-            block_id=row[0],
-            agent=row[1],
-            label=row[2],
-            version=row[3],
-            value=row[4],
-            description=row[5],
-            permission=Permission(row[6]),
-            char_limit=row[7],
-            kind=BlockKind(row[8]),
-            changed_at=from_us(row[9]),
-        )
-        for row in rows
-    ]
+    return [BlockVersion.from_row(row, changed_at=from_us(row[9])) for row in rows]
