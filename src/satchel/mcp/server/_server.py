@@ -32,13 +32,12 @@ import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.models import InitializationOptions
-from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
 from satchel import __version__
-from satchel._errors import NotFoundError, SatchelError, SatchelUsageError
+from satchel._errors import SatchelUsageError
 from satchel.mcp._wire import ALL_VERSIONS_META_KEY, ERROR_META_KEY, NOTICE_META_KEY
 from satchel.mcp.server._channel import ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
@@ -50,9 +49,16 @@ from satchel.mcp.server._http import (
     run_uvicorn,
 )
 from satchel.mcp.server._projects import AgentResolver
-from satchel.mcp.server._prompts import PromptInfo, PromptProvider
+from satchel.mcp.server._prompts import PromptProvider
+from satchel.mcp.server._provided import (
+    get_prompt,
+    list_prompts,
+    list_resource_templates,
+    list_resources,
+    read_resource,
+)
 from satchel.mcp.server._request_context import ContextFactory, RequestContexts
-from satchel.mcp.server._resources import ResourceProvider, ResourceTemplates, ResourceVersions
+from satchel.mcp.server._resources import ResourceProvider, ResourceVersions
 from satchel.mcp.server._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 from satchel.mcp.server._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
 from satchel.memory import MemoryStore
@@ -353,68 +359,21 @@ class SatchelServer:
         ctx: ServerRequestContext[ChangeFeed, Any],
         _params: types.PaginatedRequestParams | None,
     ) -> types.ListResourcesResult:
-        tool_ctx = await self._context(ClientChannel(ctx))
-        try:
-            found = await self._provider().list_resources(tool_ctx)
-        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
-            raise _resource_error("Listing the resources failed.", exc) from exc
-        return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    uri=r.uri,
-                    name=r.name,
-                    description=r.description,
-                    mime_type=r.mime_type,
-                    size=r.size,
-                )
-                for r in found
-            ]
-        )
+        return await list_resources(self._provider(), await self._context(ClientChannel(ctx)))
 
     async def _list_resource_templates(
         self,
         ctx: ServerRequestContext[ChangeFeed, Any],
         _params: types.PaginatedRequestParams | None,
     ) -> types.ListResourceTemplatesResult:
-        provider = self._provider()
-        if not isinstance(provider, ResourceTemplates):
-            return types.ListResourceTemplatesResult(resource_templates=[])
         tool_ctx = await self._context(ClientChannel(ctx))
-        try:
-            found = await provider.list_resource_templates(tool_ctx)
-        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
-            raise _resource_error("Listing the resource templates failed.", exc) from exc
-        return types.ListResourceTemplatesResult(
-            resource_templates=[
-                types.ResourceTemplate(
-                    uri_template=t.uri_template,
-                    name=t.name,
-                    description=t.description,
-                    mime_type=t.mime_type,
-                )
-                for t in found
-            ]
-        )
+        return await list_resource_templates(self._provider(), tool_ctx)
 
     async def _read_resource(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         tool_ctx = await self._context(ClientChannel(ctx))
-        try:
-            content = await self._provider().read_resource(params.uri, tool_ctx)
-        except NotFoundError as exc:
-            raise MCPError(
-                types.INVALID_PARAMS, f"Resource not found: {params.uri}", {"uri": params.uri}
-            ) from exc
-        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
-            raise _resource_error(f"Reading {params.uri} failed.", exc) from exc
-        return types.ReadResourceResult(
-            contents=[
-                types.TextResourceContents(
-                    uri=content.uri, mime_type=content.mime_type, text=content.text
-                )
-            ]
-        )
+        return await read_resource(self._provider(), params.uri, tool_ctx)
 
     async def _subscribe(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.SubscribeRequestParams
@@ -457,48 +416,13 @@ class SatchelServer:
         _params: types.PaginatedRequestParams | None,
     ) -> types.ListPromptsResult:
         tool_ctx = await self._context(ClientChannel(ctx))
-        try:
-            found = await self._prompt_provider().list_prompts(tool_ctx)
-        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
-            raise _resource_error("Listing the prompts failed.", exc) from exc
-        return types.ListPromptsResult(prompts=[_prompt(p) for p in found])
+        return await list_prompts(self._prompt_provider(), tool_ctx)
 
     async def _get_prompt(
         self, ctx: ServerRequestContext[ChangeFeed, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         tool_ctx = await self._context(ClientChannel(ctx))
-        provider = self._prompt_provider()
-        arguments = dict(params.arguments or {})
-        try:
-            known = {p.name: p for p in await provider.list_prompts(tool_ctx)}
-        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
-            raise _resource_error("Listing the prompts failed.", exc) from exc
-        info = known.get(params.name)
-        if info is None:
-            names = ", ".join(sorted(known)) or "none"
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"Unknown prompt {params.name!r}; the prompts are: {names}.",
-                {"name": params.name, "prompts": sorted(known)},
-            )
-        missing = [a.name for a in info.arguments if a.required and a.name not in arguments]
-        if missing:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"The prompt {params.name!r} needs the argument(s) {', '.join(missing)}.",
-                {"name": params.name, "missing": missing},
-            )
-        try:
-            content = await provider.get_prompt(params.name, arguments, tool_ctx)
-        except Exception as exc:  # the boundary: a provider's failure is one JSON-RPC error
-            raise _resource_error(f"Rendering the prompt {params.name!r} failed.", exc) from exc
-        return types.GetPromptResult(
-            description=content.description,
-            messages=[
-                types.PromptMessage(role=m.role, content=types.TextContent(text=m.text))
-                for m in content.messages
-            ],
-        )
+        return await get_prompt(self._prompt_provider(), params, tool_ctx)
 
     # -- transports ------------------------------------------------------------
 
@@ -585,26 +509,6 @@ class SatchelServer:
             request_timeout=request_timeout,
             max_connections=max_connections,
         )
-
-
-def _prompt(info: PromptInfo) -> types.Prompt:
-    return types.Prompt(
-        name=info.name,
-        title=info.title,
-        description=info.description,
-        arguments=[
-            types.PromptArgument(name=a.name, description=a.description, required=a.required)
-            for a in info.arguments
-        ]
-        or None,
-    )
-
-
-def _resource_error(message: str, exc: Exception) -> MCPError:
-    if isinstance(exc, SatchelError):
-        return MCPError(types.INTERNAL_ERROR, f"{message} {exc.message}")
-    logger.error("resource provider failed", exc_info=exc)
-    return MCPError(types.INTERNAL_ERROR, message)
 
 
 def create_server(
