@@ -3,7 +3,9 @@
 Embeds ``--n`` realistic sentences (turns of the LoCoMo conversations when the file is
 there, else generated chat lines) with :class:`satchel.embed.MiniLMEmbedder` in float32
 arithmetic at batch sizes 1 and 8 (the baseline: what satchel shipped before int8
-arithmetic) and in int8 arithmetic at batch sizes 1 (the default) and 8; then embeds
+arithmetic) and in int8 arithmetic at batch sizes 1 (the default: one thread per run,
+runs side by side) and 8, and at batch 1 with every CPU inside each run (the previous
+default); then embeds
 ``--queries`` short MetaTool queries one at a time (what ``discover_tools`` and a memory
 search do) in both modes. Prints sentences per second and query p50/p90, each with its
 ratio to the float32 baseline measured in the same run, the cosine agreement of the two
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -27,12 +30,15 @@ from meta_common import data_dir
 from satchel.embed import MiniLMEmbedder
 
 DEFAULT_DATA = Path("/work/shared/data/locomo/locomo.dev.json")
-CONFIGS = {  # label: (int8 arithmetic, batch size)
-    "float32, batch 1": (False, 1),
-    "float32, batch 8 (baseline)": (False, 8),
-    "int8, batch 1 (default)": (True, 1),
-    "int8, batch 8": (True, 8),
+CPUS = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, 4)
+CONFIGS = {  # label: (int8 arithmetic, batch size, threads per run; None: the default)
+    "float32, batch 1": (False, 1, None),
+    "float32, batch 8 (baseline)": (False, 8, None),
+    f"int8, batch 1, {CPUS} threads per run": (True, 1, CPUS),
+    "int8, batch 1 (default)": (True, 1, None),
+    "int8, batch 8": (True, 8, None),
 }
+PREVIOUS = f"int8, batch 1, {CPUS} threads per run"
 BASELINE = "float32, batch 8 (baseline)"
 
 
@@ -96,11 +102,11 @@ def main() -> None:
     print(f"{len(sentences)} sentences ({source}), mean {mean_chars:.0f} chars")
 
     embedders: dict[str, MiniLMEmbedder] = {}
-    for label, (quantize, batch) in CONFIGS.items():
+    for label, (quantize, batch, threads) in CONFIGS.items():
         before, _ = rss_mib()
         started = time.perf_counter()
         embedder = MiniLMEmbedder(
-            batch_size=batch, intra_op_threads=args.threads, quantize=quantize
+            batch_size=batch, intra_op_threads=threads or args.threads, quantize=quantize
         )
         embedder.embed(["warm up"])
         seconds = time.perf_counter() - started
@@ -116,14 +122,15 @@ def main() -> None:
             embedder.embed(sentences)
             rate = len(sentences) / (time.perf_counter() - t0)
             best[label] = max(best[label], rate)
-    print(f"\n{'arithmetic, batch':<30} {'sent/s':>8}  {'vs baseline':>11}")
+    print(f"\n{'arithmetic, batch':<34} {'sent/s':>8}  {'vs baseline':>11}")
     for label, rate in best.items():
-        print(f"{label:<30} {rate:>8.1f}  {rate / best[BASELINE]:>10.2f}x")
+        print(f"{label:<34} {rate:>8.1f}  {rate / best[BASELINE]:>10.2f}x")
 
     pairs = json.loads((data_dir() / "metatool" / "queries.dev.json").read_text())
     queries = [" ".join(p["query"].split()) for p in pairs[: args.queries]]
     timed = {
         "float32": embedders["float32, batch 1"],
+        f"int8, {CPUS} threads": embedders[PREVIOUS],
         "int8 (default)": embedders["int8, batch 1 (default)"],
     }
     latency = dict.fromkeys(timed, (float("inf"), float("inf")))
@@ -132,9 +139,9 @@ def main() -> None:
             p50, p90 = query_latency(embedder, queries)
             latency[label] = min(latency[label], (p50, p90))
     print(f"\n{len(queries)} MetaTool queries, one per call (best round)")
-    print(f"{'arithmetic':<16} {'p50 ms':>7} {'p90 ms':>7}  {'p50 vs float32':>14}")
+    print(f"{'arithmetic':<18} {'p50 ms':>7} {'p90 ms':>7}  {'p50 vs float32':>14}")
     for label, (p50, p90) in latency.items():
-        print(f"{label:<16} {p50:>7.2f} {p90:>7.2f}  {p50 / latency['float32'][0]:>13.2f}x")
+        print(f"{label:<18} {p50:>7.2f} {p90:>7.2f}  {p50 / latency['float32'][0]:>13.2f}x")
 
     exact = timed["float32"].embed(sentences)
     fast = timed["int8 (default)"].embed(sentences)

@@ -47,19 +47,25 @@ Matrix = npt.NDArray[np.float32]
 
 
 async def recall_through_discover(
-    meta: MetaTools, queries: Sequence[str], gold: Sequence[str | Sequence[str]]
+    meta: MetaTools,
+    queries: Sequence[str],
+    gold: Sequence[str | Sequence[str]],
+    misses: list[int] | None = None,
 ) -> tuple[float, float, float]:
     """recall@1, recall@5 and the mean milliseconds of one ``discover_tools`` call (a
-    gold entry may list several right answers)."""
+    gold entry may list several right answers); the positions of the queries whose
+    gold is not in the top 5 are appended to ``misses``."""
     hit1 = hit5 = 0
     start = time.perf_counter()
-    for query, answer in zip(queries, gold, strict=True):
+    for position, (query, answer) in enumerate(zip(queries, gold, strict=True)):
         right = {answer} if isinstance(answer, str) else set(answer)
         result = await meta.registry.call("discover_tools", {"query": query, "limit": 5})
         assert result.ok, result.to_text()
         names = [row[0] for row in result.output["tools"]]
         hit1 += bool(right & set(names[:1]))
         hit5 += bool(right & set(names))
+        if misses is not None and not right & set(names):
+            misses.append(position)
     ms = (time.perf_counter() - start) * 1000 / len(queries)
     return hit1 / len(queries), hit5 / len(queries), ms
 
@@ -178,6 +184,27 @@ def table(rows: list[tuple[str, float, float]]) -> None:
         print(f"   {label:<30} {r1:>6.3f} {r5:>6.3f} {r5 / bm25[2]:>10.2f}x {r5 / emb[2]:>9.2f}x")
 
 
+def explain_misses(
+    embedder: CachingEmbedder,
+    learned: tuple[list[str], list[str]],
+    missed: tuple[list[str], list[str]],
+) -> None:
+    """Whether the warm misses had a learned neighbour to go by: the tool of the learned
+    query nearest to each missed query (cosine), and of its 10 nearest."""
+    if not missed[0]:
+        return
+    near = embedder.embed(missed[0]) @ embedder.embed(learned[0]).T
+    tools = np.asarray(learned[1])
+    gold = np.asarray(missed[1])
+    first = tools[near.argmax(1)] == gold
+    ten = [g in set(tools[row]) for g, row in zip(gold, np.argsort(-near, 1)[:, :10], strict=True)]
+    print(
+        f"   {len(gold)} held-out misses: the nearest learned query was the gold tool's for "
+        f"{first.mean():.3f}, one of the 10 nearest for {np.mean(ten):.3f} "
+        f"(mean best cosine {near.max(1).mean():.3f})"
+    )
+
+
 async def warm(
     registry: ToolRegistry, embedder: CachingEmbedder, queries: list[str], gold: list[str]
 ) -> None:
@@ -212,10 +239,13 @@ async def warm(
         start = time.perf_counter()
         await feed(meta, *pick(learn_half))
         fed = time.perf_counter() - start
-        r1, r5, ms = await recall_through_discover(meta, *pick(test))
+        missed: list[int] = []
+        r1, r5, ms = await recall_through_discover(meta, *pick(test), misses=missed)
         pairs = len(await meta.learned())
         rows.append((f"{label}, warm", r1, r5))
         print(f"   {label}: {pairs} pairs learned in {fed:.1f} s; warm discover {ms:.2f} ms/call")
+        if ranking == Ranking():
+            explain_misses(embedder, pick(learn_half), pick(test[missed]))
     table(rows)
     print("\n## Few-shot: k learned queries per tool (add_learned), held-out half")
     per_tool: dict[str, list[str]] = {}

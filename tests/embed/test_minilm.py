@@ -1,3 +1,4 @@
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -153,3 +154,14 @@ def test_a_lone_surrogate_embeds_as_the_replacement_character(embedder: MiniLMEm
     lone, replaced = embedder.embed(["whale \ud800 song", "whale \ufffd\ufffd\ufffd song"])
 
     assert float(lone @ replaced) > 0.9999
+
+
+def test_runs_side_by_side_give_the_vectors_of_one_run_at_a_time(
+    embedder: MiniLMEmbedder,
+) -> None:
+    # The int8 default runs one text per run on one thread, several runs at once; an
+    # embedder whose runs use every CPU runs them one after another.
+    texts = [f"{MIXED[i % len(MIXED)]} (turn {i})" for i in range(40)]
+    one_at_a_time = MiniLMEmbedder(intra_op_threads=os.cpu_count() or 1)
+    np.testing.assert_allclose(embedder.embed(texts), one_at_a_time.embed(texts), atol=1e-5)
+    assert "intra_op_threads=None" in repr(embedder)

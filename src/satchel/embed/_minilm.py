@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel._errors import EmbeddingError, SatchelUsageError
-from satchel.embed._batching import plan_batches
+from satchel.embed._batching import RunPool, plan_batches
 from satchel.embed._files import resolve_model_path, resolve_tokenizer_path
 from satchel.embed._quantize import quantize_by_default, quantized_model
 from satchel.embed._runtime import Runtime, load_runtime
@@ -47,7 +47,8 @@ _CUT_AT: Final = (" ", "\n", "\t", "\r")
 """Characters a huge text may be cut before: the tokenizer always splits words at them."""
 
 
-def _default_threads() -> int:
+def _usable_cpus() -> int:
+    """The CPUs this process may use, at most :data:`_MAX_DEFAULT_THREADS`."""
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -82,8 +83,12 @@ class MiniLMEmbedder:
             one text per run keeps every vector independent of its neighbours, and is
             still faster than float arithmetic at its best batch size. With float
             arithmetic it defaults to 8, which measured fastest on 2 cores.
-        intra_op_threads: CPU threads onnxruntime uses per run. Defaults to the number
-            of usable CPUs, at most 4.
+        intra_op_threads: CPU threads onnxruntime uses per run. Defaults to 1 with int8
+            arithmetic, where each run is one text (a second thread barely speeds up a
+            short text's small matrix products, and slows them when the cores are busy);
+            the runs of one call then go side by side, one per usable CPU (at most 4).
+            With float arithmetic it defaults to the number of usable CPUs (at most 4),
+            one run at a time.
         max_tokens: Tokens per text, ``[CLS]`` and ``[SEP]`` included; the rest of a
             longer text is ignored. 256 is what the model was trained with.
         quantize: Run the matrix products in int8 arithmetic: an int8 copy of the model
@@ -132,7 +137,8 @@ class MiniLMEmbedder:
         self._tokenizer_path: Path = resolve_tokenizer_path(tokenizer_path)
         self._batch_size_arg = batch_size
         self._batch_size = batch_size or _DEFAULT_BATCH_SIZE  # settled when the model loads
-        self._threads = intra_op_threads if intra_op_threads is not None else _default_threads()
+        self._threads_arg = intra_op_threads
+        self._runs = RunPool(1)  # settled when the model loads
         self._max_tokens = max_tokens
         self._name = name
         self._quantize = quantize_by_default() if quantize is None else quantize
@@ -142,7 +148,7 @@ class MiniLMEmbedder:
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(model_path={str(self._model_path)!r}, "
-            f"batch_size={self._batch_size_arg}, intra_op_threads={self._threads}, "
+            f"batch_size={self._batch_size_arg}, intra_op_threads={self._threads_arg}, "
             f"max_tokens={self._max_tokens}, quantize={self._quantize})"
         )
 
@@ -217,7 +223,8 @@ class MiniLMEmbedder:
             [self._clip(runtime, _well_formed(t)) for t in items]
         )
         lengths = [len(e.ids) for e in encodings]
-        for rows in plan_batches(lengths, self._batch_size):
+
+        def run(rows: list[int]) -> None:
             width = lengths[rows[-1]]  # shortest first: the last is the longest
             input_ids = np.zeros((len(rows), width), dtype=np.int64)
             attention_mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -225,6 +232,8 @@ class MiniLMEmbedder:
                 input_ids[row, : lengths[index]] = encodings[index].ids
                 attention_mask[row, : lengths[index]] = 1
             out[rows] = self._forward(runtime, input_ids, attention_mask)
+
+        self._runs.run(plan_batches(lengths, self._batch_size), run)
         return out
 
     def _clip(self, runtime: Runtime, text: str) -> str:
@@ -292,28 +301,36 @@ class MiniLMEmbedder:
             else:
                 self._batch_size = self._batch_size_arg or 1
                 return runtime
-        runtime = self._runtime_for(self._model_path)
+        runtime = self._runtime_for(self._model_path, int8=False)
         self._batch_size = self._batch_size_arg or _DEFAULT_BATCH_SIZE
         return runtime
 
     def _open_quantized(self, progress: Callable[[str], None] | None) -> Runtime:
         path = quantized_model(self._model_path, progress=progress)
         try:
-            return self._runtime_for(path)
+            return self._runtime_for(path, int8=True)
         except EmbeddingError:
             # A damaged cached copy (a truncated disk write, say): build it once more.
             logger.warning("The cached int8 embedding model %s is unreadable; rebuilding", path)
             path.unlink(missing_ok=True)
-            return self._runtime_for(quantized_model(self._model_path, progress=progress))
+            return self._runtime_for(
+                quantized_model(self._model_path, progress=progress), int8=True
+            )
 
-    def _runtime_for(self, model_path: Path) -> Runtime:
-        return load_runtime(
+    def _runtime_for(self, model_path: Path, *, int8: bool) -> Runtime:
+        """Load ``model_path`` with the thread settings of its arithmetic (see the
+        ``intra_op_threads`` argument)."""
+        cpus = _usable_cpus()
+        threads = self._threads_arg or (1 if int8 else cpus)
+        runtime = load_runtime(
             model_path=model_path,
             tokenizer_path=self._tokenizer_path,
-            threads=self._threads,
+            threads=threads,
             max_tokens=self._max_tokens,
             dim=_DIM,
         )
+        self._runs = RunPool(max(1, cpus // threads))
+        return runtime
 
 
 def _as_text_list(texts: Sequence[str]) -> list[str]:
