@@ -197,6 +197,10 @@ FUSIONS: dict[str, Fusion] = {
 }
 
 
+PREVIOUS_NEIGHBOURS = Neighbours(messages=1.0, archival=0.5, archival_lend_share=1.0)
+"""Neighbour context as first shipped (issue 15): any term lent, archival weight 0.5."""
+
+
 async def measure(
     store: SQLiteStore, samples: list[dict[str, Any]], domain: Domain, sweep: bool
 ) -> list[tuple[str, dict[str, float]]]:
@@ -206,16 +210,20 @@ async def measure(
     rows.append(("vector only", await evaluate(store, samples, "vector", domain)))
     default, weights = store.fusion, store.neighbours
     rows.append((f"hybrid (default: {default.method} w={default.vector_weight}, neighbours "
-                 f"{weights.messages}/{weights.archival})",
+                 f"{weights.messages}/{weights.archival}, archival rare terms)",
                  await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
     store.neighbours = NO_NEIGHBOURS
     rows.append(("hybrid without neighbours (before)",
                  await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
+    store.neighbours = PREVIOUS_NEIGHBOURS
+    rows.append(("hybrid, neighbours 1.0/0.5, any term (previous)",
+                 await evaluate(store, samples, "hybrid", domain)))  # fmt: skip
     for other in (0.5, 0.75, 1.0):
-        store.neighbours = Neighbours(messages=other, archival=other)
+        store.neighbours = Neighbours(messages=other, archival=other, archival_lend_share=1.0)
         rows.append(
-            (f"hybrid, neighbours {other}", await evaluate(store, samples, "hybrid", domain))
-        )
+            (f"hybrid, neighbours {other}, any term",
+             await evaluate(store, samples, "hybrid", domain))
+        )  # fmt: skip
     store.neighbours = NO_NEIGHBOURS
     store.fusion = PREVIOUS
     rows.append(

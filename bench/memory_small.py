@@ -62,12 +62,16 @@ METHODS: dict[str, tuple[str, Fusion | None, Neighbours | None]] = {
     "vector": ("vector", None, None),
     "hybrid": ("hybrid", None, None),
     "no neighbours": ("hybrid", None, NO_NEIGHBOURS),
-    "archival 0.75": ("hybrid", None, Neighbours(messages=1.0, archival=0.75)),
+    "any term, 0.5": (
+        "hybrid",
+        None,
+        Neighbours(messages=1.0, archival=0.5, archival_lend_share=1.0),
+    ),
     "old minmax 0.4": ("hybrid", Fusion(method="minmax", vector_weight=0.4), NO_NEIGHBOURS),
 }
 """Method name: (mode, fusion or the default, neighbour weights or the default);
-``no neighbours`` is the shipped hybrid before issue 15, ``archival 0.75`` a heavier
-archival neighbour weight than the default 0.5."""
+``no neighbours`` is the shipped hybrid before issue 15, ``any term, 0.5`` neighbour
+context as first shipped (any term lent, archival weight 0.5)."""
 
 Question = tuple[str, set[str]]
 KeyOf = Callable[[SearchHit], str]

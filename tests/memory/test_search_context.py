@@ -20,7 +20,7 @@ from satchel.memory import (
     SearchHit,
 )
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, NO_NEIGHBOURS, context_coverage
-from satchel.retrieval import term_coverage
+from satchel.retrieval import NEIGHBOUR_LEND_SHARE, term_coverage
 
 from .conftest import StoreFactory
 
@@ -101,12 +101,30 @@ async def test_a_reply_is_found_through_the_question_before_it(make_store: Store
 async def test_an_archival_note_is_found_through_the_note_saved_before_it(
     make_store: StoreFactory,
 ) -> None:
+    # 62 notes: "pottery" and "workshop" are each in 3, rare enough (under 1 in 20)
+    # for the question's note to lend them to the answer saved after it.
     store = await make_store(embedder=default_embedder())
-    turns = [*FILLER[:8], QUESTION_TURN, ANSWER_TURN, *FILLER[8:]]
+    earlier = [f"Note {i}: {FILLER[i % 16]}" for i in range(40)]
+    turns = [*earlier, *FILLER[:8], QUESTION_TURN, ANSWER_TURN, *FILLER[8:]]
     for number, text in enumerate(turns, start=1):
         await store.create_block("me", f"note-{number}", text, kind=BlockKind.ARCHIVAL)
     found, before = await search_both(store, Domain.ARCHIVAL_MEMORY)
     assert found < before
+
+
+async def test_a_small_archive_lends_no_common_word(make_store: StoreFactory) -> None:
+    # 22 notes: "pottery" and "workshop" are in 3 each (over 1 in 20), so the answer's
+    # neighbour lends it nothing, as in a personal-facts store where side-by-side facts
+    # are unrelated; the same words in a conversation are lent (the first test).
+    store = await make_store(embedder=default_embedder())
+    turns = [*FILLER[:8], QUESTION_TURN, ANSWER_TURN, *FILLER[8:]]
+    for number, text in enumerate(turns, start=1):
+        await store.create_block("me", f"note-{number}", text, kind=BlockKind.ARCHIVAL)
+    with_context = await store.search("me", ASKED, domains=Domain.ARCHIVAL_MEMORY, limit=20)
+    gated(store).neighbours = NO_NEIGHBOURS
+    without = await store.search("me", ASKED, domains=Domain.ARCHIVAL_MEMORY, limit=20)
+    assert rank_of(with_context, ANSWER_TURN) == rank_of(without, ANSWER_TURN)
+    assert [h.text for h in with_context][:3] == [h.text for h in without][:3]
 
 
 async def test_another_conversation_lends_no_context(make_store: StoreFactory) -> None:
@@ -207,6 +225,25 @@ def test_a_closer_neighbour_lends_more_and_own_terms_count_fully() -> None:
     frequency = {"ada": 1.0, "job": 1.0}
     own = {"a": ["ada"], "b": ["ada"], "c": ["ada", "job"]}
     around = {"a": [(["job"], 0.9)], "b": [(["job"], 0.3)], "c": [(["job"], 0.1)]}
-    cover = context_coverage(own, around, frequency, 10, 0.75)
+    cover = context_coverage(own, around, frequency, 10, 0.75, lend_share=1.0)
     assert cover["a"] > cover["b"] > term_coverage({"x": ["ada"]}, frequency, 10)["x"]
     assert cover["c"] == pytest.approx(1.0)
+
+
+def test_only_a_term_rare_enough_is_lent() -> None:
+    own = {"a": ["ada"]}
+    around = {"a": [(["job", "tea"], 1.0)]}
+    frequency = {"ada": 1.0, "job": 5.0, "tea": 6.0}  # of 100 entries
+    plain = term_coverage(own, frequency, 100)["a"]
+    both = context_coverage(own, around, frequency, 100, 1.0, lend_share=0.06)["a"]
+    job_only = context_coverage(own, around, frequency, 100, 1.0, lend_share=0.05)["a"]
+    none = context_coverage(own, around, frequency, 100, 1.0, lend_share=0.04)["a"]
+    assert both == pytest.approx(1.0)
+    assert plain < job_only < both
+    assert none == pytest.approx(plain)
+
+
+def test_archival_entries_lend_rare_terms_and_messages_any_by_default() -> None:
+    assert DEFAULT_NEIGHBOURS.of(archival=False) == (1.0, 1.0)
+    assert DEFAULT_NEIGHBOURS.of(archival=True) == (1.0, NEIGHBOUR_LEND_SHARE)
+    assert NO_NEIGHBOURS.of(archival=True)[0] == NO_NEIGHBOURS.of(archival=False)[0] == 0.0

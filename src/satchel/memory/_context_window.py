@@ -12,16 +12,24 @@ entries in insertion order; another agent's shared entry gets none). A query ter
 the entry lacks but a neighbour contains counts ``weight x cosine(entry, neighbour)``
 of its IDF weight instead of nothing; a term in the entry itself counts fully, as
 before. Neighbours of the BM25 candidates join the candidates, so a turn whose own words
-miss the query but whose neighbour matches can be found. The weight is per domain
-(:class:`Neighbours`): 1.0 for messages, 0.5 for archival entries.
+miss the query but whose neighbour matches can be found. The weight is 1.0 in both
+domains (:class:`Neighbours`); a neighbouring archival entry lends only a *rare* term,
+one that at most :data:`~satchel.retrieval.NEIGHBOUR_LEND_SHARE` (1 in 20) of the
+archival entries hold.
 
-Why the cosine. Counting neighbour terms at a flat 0.5 lifted LoCoMo as much, but in a
-personal-facts store (unrelated facts that happen to sit side by side) it lent a wrong
-lead's words to the facts beside it and cost two of 80 questions their top-3 place.
-Adjacent conversation turns are close in meaning (median cosine 0.54 on LoCoMo), two
-unrelated facts about one person less so (0.41), and scaling by the cosine keeps every
-facts figure unchanged. Figures, variants and commands are in ``bench/README.md``
-(offline replay: ``bench/memory_recall_experiments.py``).
+Why the cosine, and why rare terms for archival entries. Counting neighbour terms at a
+flat 0.5 lifted LoCoMo as much, but in a personal-facts store (unrelated facts that
+happen to sit side by side) it lent a wrong lead's words to the facts beside it and
+cost questions their top-3 place. Adjacent conversation turns are close in meaning
+(median cosine 0.54 on LoCoMo), two unrelated facts about one person less so (0.41).
+The cosine alone still let a fact borrow a word that many facts hold ("live" for
+"living"); a word that 1 in 20 entries or more hold says little about which entry
+answers. Archival entries sit side by side only by when they were saved, so they lend
+rare words only (in a store of fewer than 20 entries none is that rare, so small
+archives rank as without neighbours); messages answer one another, and limiting them
+the same way cost small conversations (14-39 turns) 0.03 of recall@10.
+Figures, variants and commands are in ``bench/README.md`` (offline replay:
+``bench/memory_recall_experiments.py``).
 
 Pure functions, no store and no SQL.
 """
@@ -33,7 +41,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from satchel.retrieval import idf
+from satchel.retrieval import NEIGHBOUR_LEND_SHARE, idf
 
 __all__ = ["DEFAULT_NEIGHBOURS", "NO_NEIGHBOURS", "Neighbours", "context_coverage"]
 
@@ -50,19 +58,30 @@ class Neighbours(BaseModel):
             previous and next message in time).
         archival: For archival entries (neighbours: the owner's previous and next
             archival entry in insertion order).
+        messages_lend_share: A neighbouring message lends only a query term that at
+            most this share of the messages hold (1.0, the default: any term).
+        archival_lend_share: A neighbouring archival entry lends only a query term that
+            at most this share of the archival entries hold (default
+            :data:`~satchel.retrieval.NEIGHBOUR_LEND_SHARE`, 0.05).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     messages: float = Field(default=1.0, ge=0.0, le=1.0)
-    archival: float = Field(default=0.5, ge=0.0, le=1.0)
+    archival: float = Field(default=1.0, ge=0.0, le=1.0)
+    messages_lend_share: float = Field(default=1.0, ge=0.0, le=1.0)
+    archival_lend_share: float = Field(default=NEIGHBOUR_LEND_SHARE, ge=0.0, le=1.0)
+
+    def of(self, archival: bool) -> tuple[float, float]:
+        """``(weight, lend share)`` for archival entries or for messages."""
+        if archival:
+            return self.archival, self.archival_lend_share
+        return self.messages, self.messages_lend_share
 
 
 DEFAULT_NEIGHBOURS = Neighbours()
-"""What satchel uses unless told otherwise: 1.0 for messages, whose turns answer one
-another, and 0.5 for archival entries, whose order says less (over 20 random insertion
-orders of the personal facts, 0.75 cost half a question of 80 at recall@3 on average,
-0.5 under a tenth; see ``bench/README.md``)."""
+"""What satchel uses unless told otherwise: weight 1.0 in both domains; messages lend any
+term, archival entries only rare ones (see the module doc and ``bench/README.md``)."""
 
 NO_NEIGHBOURS = Neighbours(messages=0.0, archival=0.0)
 """Neighbour context off: coverage fusion as before issue 15."""
@@ -74,9 +93,10 @@ def context_coverage(
     document_frequency: Mapping[str, float],
     documents: float,
     weight: float = 1.0,
+    lend_share: float = NEIGHBOUR_LEND_SHARE,
 ) -> dict[_K, float]:
-    """Each entry's share of the query's IDF mass, in [0, 1], counting a term only its
-    neighbours contain at ``weight`` times the closest such neighbour's closeness.
+    """Each entry's share of the query's IDF mass, in [0, 1], counting a rare term only
+    its neighbours contain at ``weight`` times the closest such neighbour's closeness.
 
     With ``weight`` 0 (or no neighbour terms) this is exactly
     :func:`~satchel.retrieval.term_coverage`.
@@ -90,19 +110,26 @@ def context_coverage(
             entry); its keys are the query's terms.
         documents: How many entries there are.
         weight: The most a neighbour's term counts, in [0, 1].
+        lend_share: A neighbour lends only a term held by at most this share of the
+            ``documents``.
 
     Example:
         >>> cover = context_coverage(
         ...     {"a": ["ada"], "b": ["ada"]}, {"a": [(["job"], 1.0)], "b": [(["job"], 0.5)]},
-        ...     {"ada": 1, "job": 1}, 10, weight=0.5,
+        ...     {"ada": 1, "job": 1}, 100, weight=0.5,
         ... )
         >>> round(cover["a"], 3), round(cover["b"], 3)
         (0.75, 0.625)
+        >>> frequency = {"ada": 1, "job": 10}  # "job" is in a tenth of 100 entries
+        >>> common = context_coverage({"a": ["ada"]}, {"a": [(["job"], 1.0)]}, frequency, 100)
+        >>> round(common["a"], 3)  # not lent: only "ada" counts
+        0.65
     """
     weights = {term: idf(df, documents) for term, df in document_frequency.items()}
     total = sum(weights.values())
     if total <= 0:
         return dict.fromkeys(own, 0.0)
+    lendable = {t for t, df in document_frequency.items() if df <= lend_share * documents}
     out: dict[_K, float] = {}
     for key, terms in own.items():
         inside = set(terms)
@@ -110,7 +137,7 @@ def context_coverage(
         near: dict[str, float] = {}
         for found, closeness in around.get(key, ()):
             share = min(1.0, max(0.0, closeness))
-            for term in set(found) - inside:
+            for term in lendable.intersection(found) - inside:
                 near[term] = max(near.get(term, 0.0), share)
         mass += weight * sum(weights.get(term, 0.0) * share for term, share in near.items())
         out[key] = min(1.0, mass / total)

@@ -18,6 +18,7 @@ __all__ = [
     "HYBRID_METHOD",
     "HYBRID_VECTOR_WEIGHT",
     "MAX_QUERY_TERMS",
+    "NEIGHBOUR_LEND_SHARE",
     "RRF_K",
     "TOOL_BM25_WEIGHT",
     "TOOL_DESCRIPTION_WEIGHT",
@@ -37,6 +38,11 @@ HYBRID_VECTOR_WEIGHT: Final = 0.5
 HYBRID_CANDIDATES: Final = 50
 """Candidates each retriever hands to memory's fusion ("Memory search quality",
 ``--fusions all`` measures 20 and 100 beside it)."""
+NEIGHBOUR_LEND_SHARE: Final = 0.05
+"""A neighbouring entry lends a query term only when at most this share of the entries
+hold it: a rare word ties a turn to its neighbour, a common one says little about which
+entry answers. 0.03-0.1 is a plateau on LoCoMo; above it, and with no limit, the
+personal facts lose questions ("Memory recall with neighbouring turns")."""
 MAX_QUERY_TERMS: Final = 32
 """At most this many distinct terms are kept from a memory search query: a cap on the
 cost of one search, not a tuned value."""

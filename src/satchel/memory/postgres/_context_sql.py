@@ -109,6 +109,7 @@ async def add_neighbour_context(
     frequency: Mapping[str, float],
     total: float,
     weight: float,
+    lend_share: float,
     where: LiteralString,
     params: dict[str, Any],
     cosine: LiteralString,
@@ -146,4 +147,4 @@ async def add_neighbour_context(
     matched = await _matched_terms(conn, table, present, [*pool, *near])
     own = {pk: matched.get(pk, []) for pk in pool}
     nearby = {pk: [(matched.get(n, []), c) for n, c in around.get(pk, ())] for pk in pool}
-    return context_coverage(own, nearby, frequency, total, weight), cosines
+    return context_coverage(own, nearby, frequency, total, weight, lend_share), cosines

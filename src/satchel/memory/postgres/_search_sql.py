@@ -434,7 +434,7 @@ async def run_search(
             where = filter_clause(spec, request.filters, params)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
-        weight = request.neighbours.archival if spec is BLOCKS else request.neighbours.messages
+        weight, lend_share = request.neighbours.of(archival=spec is BLOCKS)
         if covering and fill_in and lexical and statistics and weight > 0:
             params = _Params(me=request.agent, q=query, model=model)
             where = filter_clause(spec, request.filters, params)
@@ -452,6 +452,7 @@ async def run_search(
                 frequency=statistics[0][0],
                 total=statistics[0][1],
                 weight=weight,
+                lend_share=lend_share,
                 where=where,
                 params=params.values,
                 cosine=cosine_sql,

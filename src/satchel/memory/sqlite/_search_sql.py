@@ -16,7 +16,7 @@ from satchel.memory._models import SearchFilters
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders, to_us
-from satchel.retrieval import term_coverage
+from satchel.retrieval import NEIGHBOUR_LEND_SHARE, term_coverage
 
 __all__ = [
     "BM25_BUDGET",
@@ -320,13 +320,15 @@ def lexical_coverage(
     counts: Mapping[str, int] | None = None,
     around: Mapping[int, Sequence[tuple[int, float]]] | None = None,
     weight: float = 0.0,
+    lend_share: float = NEIGHBOUR_LEND_SHARE,
 ) -> dict[int, float]:
     """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
     those :func:`bm25_query` left out for cost), for coverage fusion
     (:func:`~satchel.retrieval.term_coverage`). Document frequencies and the row
     count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
     counts :func:`bm25_query` already took. ``around`` gives each row's neighbours
-    and their closeness to it, whose terms count up to ``weight``
+    and their closeness to it, whose rare terms (held by at most ``lend_share`` of the
+    rows) count up to ``weight``
     (:func:`~satchel.memory._context_window.context_coverage`)."""
     if not pks or not terms:
         return dict.fromkeys(pks, 0.0)
@@ -348,7 +350,7 @@ def lexical_coverage(
     if not context:
         return term_coverage(own, frequency, documents)
     nearby = {pk: [(matched.get(n, []), c) for n, c in context.get(pk, ())] for pk in pks}
-    return context_coverage(own, nearby, frequency, documents, weight)
+    return context_coverage(own, nearby, frequency, documents, weight, lend_share)
 
 
 def keep_matching(

@@ -200,9 +200,7 @@ def run_search(
         bm25.update({(domain, pk): s for pk, s in lexical.items()})
         if covering and lexical:
             counts = bm25_plan.counts if bm25_plan else None
-            weight = (
-                request.neighbours.archival if domain == BLOCKS else request.neighbours.messages
-            )
+            weight, lend_share = request.neighbours.of(archival=domain == BLOCKS)
             pool: list[int] = list(lexical)
             around: dict[int, list[tuple[int, float]]] = {}
             if weight > 0 and query is not None and indexes is not None:
@@ -210,7 +208,14 @@ def run_search(
                     conn, indexes, domain, me, query, where, params, lexical, semantic
                 )
             cover = lexical_coverage(
-                conn, domain, request.terms, pool, counts, around=around, weight=weight
+                conn,
+                domain,
+                request.terms,
+                pool,
+                counts,
+                around=around,
+                weight=weight,
+                lend_share=lend_share,
             )
             coverage.update({(domain, pk): c for pk, c in cover.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
