@@ -64,6 +64,7 @@ from satchel.memory._models import (
     validate_agent,
     validate_label,
 )
+from satchel.memory._paging import BlockPage, check_kinds, check_page
 from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
@@ -221,6 +222,21 @@ class GatedStore:
         """See :meth:`MemoryStore.list_blocks`."""
         validate_agent(agent)
         return await self.backend.list_visible(agent, kinds)
+
+    async def list_blocks_page(
+        self,
+        agent: str,
+        *,
+        kinds: Collection[BlockKind] | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> BlockPage:
+        """See :meth:`MemoryStore.list_blocks_page`."""
+        validate_agent(agent)
+        offset, limit = check_page(offset, limit)
+        chosen = check_kinds(kinds)
+        blocks, total = await self.backend.list_visible_page(agent, chosen, offset, limit)
+        return BlockPage(blocks=blocks, total=total, offset=offset, limit=limit)
 
     async def update_block_text(
         self,
