@@ -171,7 +171,10 @@ def test_a_stored_script_and_a_nul_are_text_on_postgres(pg_site: PgSite) -> None
     page = pg_site.client.get("/agents/ada/blocks/human")
     assert str(escape(HOSTILE)) in page.text
     assert "<script>window" not in page.text
-    pg_site.client.post("/agents/ada/blocks/notes", data=pg_site.edit_form("notes", value="a\x00b"))
+    saved = pg_site.client.post(
+        "/agents/ada/blocks/notes", data=pg_site.edit_form("notes", value="a\x00b")
+    )
+    assert saved.status_code == 200
     assert pg_site.call(pg_site.store.get_block, "ada", "notes").value == "a\x00b"
     shown = pg_site.client.get("/agents/ada/blocks/notes")
     assert shown.status_code == 200
