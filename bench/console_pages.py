@@ -106,9 +106,23 @@ async def main(blocks: int, archival: int, loads: int) -> None:
             async def agents() -> None:
                 await store.describe_agents()
 
+            in_context = [BlockKind.CORE, BlockKind.WORKING]
+
+            middle = max(1, blocks // 200)
+
             async def agent_page() -> None:
                 await store.describe_agents("big")
-                await store.list_blocks("big", kinds=[BlockKind.CORE, BlockKind.WORKING])
+                await store.list_blocks_page("big", kinds=in_context, limit=100)
+
+            async def agent_page_middle() -> None:
+                await store.describe_agents("big")
+                await store.list_blocks_page(
+                    "big", kinds=in_context, offset=(middle - 1) * 100, limit=100
+                )
+
+            async def agent_page_unpaged() -> None:  # what the page read before paging
+                await store.describe_agents("big")
+                await store.list_blocks("big", kinds=in_context)
 
             async def block_page() -> None:
                 await store.describe_agents("big")
@@ -125,6 +139,12 @@ async def main(blocks: int, archival: int, loads: int) -> None:
             cases = [
                 ("agents list", "/agents", agents),
                 (f"agent page ({blocks} blocks)", "/agents/big", agent_page),
+                ("  vs the unpaged read (list_blocks)", "/agents/big", agent_page_unpaged),
+                (
+                    f"  page {blocks // 200} (the middle)",
+                    f"/agents/big?page={blocks // 200}",
+                    agent_page,
+                ),
                 ("block page (+ history, diff)", "/agents/big/blocks/block000001", block_page),
                 (
                     f"search ({archival} entries)",

@@ -143,3 +143,45 @@ async def test_an_empty_tag_is_a_retry(kit: Kit) -> None:
 
     assert error.kind == "retry"
     assert "tags" in error.message
+
+
+async def test_a_project_reads_the_person_s_archival_entries_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    person, app, other = "default", "project:github.com:acme:app", "project:github.com:acme:x"
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        await store.create_block(person, "dentist", "Dr Lee.", kind=BlockKind.ARCHIVAL)
+        await store.create_block(person, "diary", "Private core block.")
+        await store.create_block(other, "secret", "Other project.", kind=BlockKind.ARCHIVAL)
+        await store.share_block(other, "secret", person, Permission.READ_ONLY)
+        tools = memory_toolset(store, global_agent=person)
+        alone = memory_toolset(store)
+        ctx = ToolContext(agent=app)
+
+        async def read(label: str, registry: object = tools) -> dict[str, object] | str:
+            result = await registry.call(  # type: ignore[attr-defined]
+                "recall", {"operation": "read", "label": label}, ctx
+            )
+            return result.error.kind if result.error is not None else result.structured()["entry"]
+
+        found = await tools.call("search", {"query": "Lee", "domain": "archival_memory"}, ctx)
+        out = found.structured()
+        assert out is not None
+        [hit] = out["results"]
+        by_search = await read(hit["label"])
+        assert isinstance(by_search, dict)
+        assert (hit["label"], by_search["value"], by_search["permission"]) == (
+            "default/dentist",
+            "Dr Lee.",
+            "read_only",
+        )
+        assert await read("dentist") == by_search  # a bare label the project lacks
+        assert await read("diary") == "failed"  # not archival: not the person's to lend
+        assert await read("default/diary") == "failed"
+        assert await read(f"{other}/secret") == "failed"  # another project's, by any name
+        assert await read("secret") == "failed"  # shared with the person, not theirs
+        assert await read("default/dentist", alone) == "failed"  # no person: no fallback
+        await store.create_block(app, "dentist", "The app's own.", kind=BlockKind.ARCHIVAL)
+        own = await read("dentist")
+        assert isinstance(own, dict)
+        assert own["value"] == "The app's own."  # the project's own label wins

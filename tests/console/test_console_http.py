@@ -388,7 +388,10 @@ async def test_an_agent_with_many_blocks_is_shown_a_page_at_a_time(site: Site) -
     assert second.text.count('class="block-row"') == 3  # human, notes, persona sort last
     assert 'id="next-page"' in first.text
     assert 'id="prev-page"' in second.text
-    assert site.client.get("/agents/ada?page=3").status_code == 422
+    for bad in ("3", "0", "-1", "x", "1.5", "9" * 40):
+        refused = site.client.get(f"/agents/ada?page={bad}")
+        assert refused.status_code == 422, bad
+        assert "page must be 1 to 2" in refused.text, bad
 
 
 async def test_a_write_larger_than_the_limit_or_without_a_length_is_refused_unread(

@@ -105,8 +105,9 @@ async def test_two_roots_get_their_own_project_memory_and_share_the_human_block(
     assert instructions is not None
     assert "Memory is per project" in instructions
     # search covers the project's memory and the person's, saying whose each hit is
+    # (labelled as the project names it, so recall read opens it)
     assert [(h["label"], h["shared_from"]) for h in found["results"]][:1] == [
-        ("dentist", "default")
+        ("default/dentist", "default")
     ]
 
     store = SQLiteStore(db)
@@ -258,3 +259,83 @@ async def test_project_root_without_agent_auto_is_one_line_and_exit_2(tmp_path: 
     assert "--project-root" in message
     assert "only makes sense with --agent auto" in message
     assert "Traceback" not in message
+
+
+async def test_recall_read_opens_every_archival_hit_search_shows_in_a_project(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    app = _repo(tmp_path / "app", "https://github.com/acme/app.git")
+    other = _repo(tmp_path / "other", "https://github.com/acme/other.git")
+    app_agent = project_for_root(app.as_uri()).agent
+    other_agent = project_for_root(other.as_uri()).agent
+    with anyio.fail_after(STARTUP * 3 + 60):
+        async with serving(db, None) as client:  # the person's own memory
+            _ok(
+                await client.call_tool(
+                    "recall",
+                    {"operation": "insert", "label": "dentist", "content": "Dr Lee, Tuesdays."},
+                )
+            )
+        async with serving(db, None, "--project-root", str(other)) as client:
+            _ok(
+                await client.call_tool(
+                    "recall",
+                    {
+                        "operation": "insert",
+                        "label": "deploy-key",
+                        "content": "The other project's dentist deploy key.",
+                    },
+                )
+            )
+        async with serving(db, None, "--project-root", str(app)) as client:
+            _ok(
+                await client.call_tool(
+                    "recall",
+                    {
+                        "operation": "insert",
+                        "label": "dentist",
+                        "content": "The app's dentist booking module.",
+                    },
+                )
+            )
+            found = _ok(
+                await client.call_tool("search", {"query": "dentist", "domain": "archival_memory"})
+            )
+            shown = [(h["label"], h["shared_from"], h["text"]) for h in found["results"]]
+            read = {
+                label: await client.call_tool("recall", {"operation": "read", "label": label})
+                for label, _, _ in shown
+            }
+            bare = _ok(await client.call_tool("recall", {"operation": "read", "label": "dentist"}))
+            elsewhere = await client.call_tool(
+                "recall", {"operation": "read", "label": f"{other_agent}/deploy-key"}
+            )
+            appended = await client.call_tool(
+                "recall",
+                {"operation": "append", "label": "default/dentist", "content": "Moved."},
+            )
+
+    assert app_agent != other_agent
+    # both entries labelled "dentist" are found, each under a label that opens it
+    assert sorted((label, owner or "") for label, owner, _ in shown) == [
+        ("default/dentist", "default"),
+        ("dentist", ""),
+    ]
+    assert "deploy key" not in " ".join(text for _, _, text in shown)
+    for label, owner, text in shown:
+        entry = _ok(read[label])["entry"]
+        assert (entry["label"], entry["shared_from"], entry["value"]) == (label, owner, text)
+    person = _ok(read["default/dentist"])["entry"]
+    assert person["permission"] == "read_only"  # the person's entry is read, not written
+    # the project's own entry keeps its bare label
+    assert bare["entry"]["value"] == "The app's dentist booking module."
+    # another project's memory stays closed, by any name
+    assert elsewhere.is_error is True
+    assert "deploy key" not in str(elsewhere.content)
+    assert appended.is_error is True
+    store = SQLiteStore(db)
+    try:
+        assert (await store.get_block("default", "dentist")).value == "Dr Lee, Tuesdays."
+    finally:
+        await store.close()

@@ -92,6 +92,15 @@ class DictBackend:
             if (b.agent == agent or agent in b.shares) and (kinds is None or b.kind in kinds)
         ]
 
+    async def list_visible_page(
+        self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
+    ) -> tuple[list[Block], int]:
+        rank = {BlockKind.CORE: 0, BlockKind.WORKING: 1, BlockKind.ARCHIVAL: 2}
+        seen = sorted(
+            await self.list_visible(agent, kinds), key=lambda b: (rank[b.kind], b.agent, b.label)
+        )
+        return seen[offset : offset + limit], len(seen)
+
     async def insert_block(self, new: NewBlock, vector: Any) -> Block:
         hard = new["hard_limit"]
         check_new_value(new["agent"], new["label"], new["value"], new["char_limit"], hard=hard)
@@ -203,6 +212,8 @@ async def test_the_gated_dict_backend_is_a_memory_store_that_reads_and_writes() 
     assert (await store.append_to_block("ada", "notes", "two")).value == "one\ntwo"
     assert (await store.replace_in_block("ada", "notes", "two", "2")).value == "one\n2"
     assert [b.label for b in await store.list_blocks("ada")] == ["notes"]
+    page = await store.list_blocks_page("ada", limit=1)
+    assert ([b.label for b in page.blocks], page.total) == (["notes"], 1)
 
 
 async def test_a_read_only_block_refuses_every_write_without_asking_anyone() -> None:

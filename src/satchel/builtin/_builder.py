@@ -62,7 +62,8 @@ class BuiltinTools:
             (``admin`` lets the agent delete them).
         date_languages: Languages understood in search's ``start_time``/``end_time``.
         global_agent: With per-project agents, the person's own agent: ``search``
-            also covers its memory (see :class:`SearchTool`).
+            also covers its memory (see :class:`SearchTool`), and ``recall read`` opens
+            the person's archival entries it shows (see :class:`RecallTool`).
 
     Raises:
         SatchelUsageError: A name is not a built-in, a name is both included and
@@ -161,7 +162,9 @@ class BuiltinTools:
             case "context":
                 return ContextTool(store, new_block_kind=self.new_block_kind)
             case "recall":
-                return RecallTool(store, permission=self.archival_permission)
+                return RecallTool(
+                    store, permission=self.archival_permission, global_agent=self.global_agent
+                )
             case "search":
                 return SearchTool(
                     store, date_languages=self.date_languages, global_agent=self.global_agent

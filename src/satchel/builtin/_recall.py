@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from satchel._errors import AlreadyExistsError, ToolRetry
+from satchel._errors import AlreadyExistsError, NotFoundError, ToolRetry
 from satchel.builtin._views import BlockInfo, Label, block_info, checked
 from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
@@ -91,6 +91,10 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
         permission: The permission of the entries ``insert`` creates. The default,
             ``admin``, lets the agent delete what it stored; ``read_write`` keeps
             entries until a human deletes them (``delete`` is then denied).
+        global_agent: The person's own agent when agents are projects (``satchel serve
+            --agent auto``): ``search`` also shows the person's archival entries, as
+            ``person/label``, and ``read`` opens them (read-only; never another
+            project's). See :class:`~satchel.builtin.SearchTool`.
     """
 
     name = "recall"
@@ -117,9 +121,16 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
         "delete": ToolAnnotations(read_only=False, destructive=True, idempotent=True),
     }
 
-    def __init__(self, store: MemoryStore, *, permission: Permission = Permission.ADMIN) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        permission: Permission = Permission.ADMIN,
+        global_agent: str | None = None,
+    ) -> None:
         self.store = store
         self.permission = Permission(permission)
+        self.global_agent = global_agent
 
     async def execute(
         self, params: RecallInsert | RecallAppend | RecallRead | RecallDelete, ctx: ToolContext
@@ -145,11 +156,14 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     entry=block_info(block, agent),
                 )
             case RecallRead():
-                block = await checked(self.store.get_block(agent, params.label))
+                block = await checked(self._read(agent, params.label))
+                entry = block_info(block, agent, with_value=True)
+                if block.agent != agent and agent not in block.shares:  # the person's
+                    entry = entry.model_copy(update={"permission": Permission.READ_ONLY})
                 return RecallOutput(
                     message=f"{block.address_for(agent)!r} ({block.kind.value} memory, "
                     f"{block.chars} characters).",
-                    entry=block_info(block, agent, with_value=True),
+                    entry=entry,
                 )
             case RecallDelete():
                 await self._archival(agent, params.label, "delete")
@@ -158,6 +172,25 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     message=f"Deleted {block.address_for(agent)!r} ({block.chars} characters).",
                     entry=block_info(block, agent, with_value=True),
                 )
+
+    async def _read(self, agent: str, label: str) -> Block:
+        """The block ``agent`` means by ``label``; failing that, with per-project agents,
+        the person's own archival entry ``person/label`` (or a bare label the agent
+        does not have), which ``search`` showed it. No other agent's memory is read."""
+        try:
+            return await self.store.get_block(agent, label)
+        except NotFoundError:
+            person = self.global_agent
+            owner, _, bare = label.rpartition("/")
+            if person is None or person == agent or owner not in ("", person):
+                raise
+            try:
+                block = await self.store.get_block(person, bare)
+            except NotFoundError:
+                block = None
+            if block is None or block.agent != person or block.kind is not BlockKind.ARCHIVAL:
+                raise
+            return block
 
     async def _insert(self, agent: str, params: RecallInsert) -> Block:
         tags = params.tags or ()

@@ -207,9 +207,12 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
 
 
 def _result(hit: SearchHit, agent: str) -> SearchResult:
+    label = hit.label
+    if label is not None and hit.owner != agent and "/" not in label:
+        label = f"{hit.owner}/{label}"  # found in the person's memory: how ``agent`` names it
     return SearchResult(
         domain=hit.domain,
-        label=hit.label,
+        label=label,
         text=hit.text,
         created_at=hit.created_at,
         role=hit.role,

@@ -47,7 +47,8 @@ def memory_toolset(
             (``admin`` lets the agent delete them).
         date_languages: Languages understood in search's ``start_time``/``end_time``.
         global_agent: With per-project agents, the person's own agent: ``search``
-            also covers its memory (see :class:`SearchTool`).
+            also covers its memory (see :class:`SearchTool`), and ``recall read`` opens
+            the person's archival entries it shows (see :class:`RecallTool`).
 
     Returns:
         The registry holding the tools.

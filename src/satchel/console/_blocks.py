@@ -25,6 +25,7 @@ ROWS_PER_PAGE = 100
 """Blocks per page of an agent's block table."""
 
 _IN_CONTEXT = (BlockKind.CORE, BlockKind.WORKING)
+_PAGE_DIGITS = 9  # a page number longer than this is past any listing
 
 
 def _param(request: Request, name: str) -> str:
@@ -79,19 +80,20 @@ class BlockPages:
         draft: dict[str, str] | None = None,
     ) -> Response:
         summary = await self.console.known_agent(agent)
-        blocks = await self.console.store.list_blocks(agent, kinds=_IN_CONTEXT)
-        pages = max(1, -(-len(blocks) // ROWS_PER_PAGE))
         raw = request.query_params.get("page", "1").strip()
-        if not raw.isdigit() or not 1 <= int(raw) <= pages:
+        page = int(raw) if raw.isdigit() and len(raw) <= _PAGE_DIGITS else 0
+        listing = await self.console.store.list_blocks_page(
+            agent, kinds=_IN_CONTEXT, offset=max(0, page - 1) * ROWS_PER_PAGE, limit=ROWS_PER_PAGE
+        )
+        pages = max(1, -(-listing.total // ROWS_PER_PAGE))
+        if not 1 <= page <= pages:
             raise InvalidInputError(f"page must be 1 to {pages}, not {raw[:20]!r}")
-        page = int(raw)
-        shown = blocks[(page - 1) * ROWS_PER_PAGE : page * ROWS_PER_PAGE]
-        rows = [{"block": b, "usage": _usage(b), "own": b.agent == agent} for b in shown]
+        rows = [{"block": b, "usage": _usage(b), "own": b.agent == agent} for b in listing.blocks]
         context = {
             "agent": agent,
             "summary": summary,
             "rows": rows,
-            "count": len(blocks),
+            "count": listing.total,
             "page": page,
             "pages": pages,
             "permissions": [p.value for p in Permission],

@@ -72,6 +72,7 @@ from satchel.memory._models import (
     validate_agent,
 )
 from satchel.memory._open import is_postgres_url, open_store, store_location
+from satchel.memory._paging import MAX_PAGE_LIMIT, BlockPage
 from satchel.memory._permissions import (
     ConsentHandler,
     ConsentRequest,
@@ -107,6 +108,7 @@ __all__ = [
     "DEFAULT_GLOBAL_LABELS",
     "GLOBAL_TAG",
     "HISTORY_VERSIONS",
+    "MAX_PAGE_LIMIT",
     "NO_NEIGHBOURS",
     "PROJECT_LABEL",
     "AgentMemory",
@@ -114,6 +116,7 @@ __all__ = [
     "AgentTemplate",
     "Block",
     "BlockKind",
+    "BlockPage",
     "BlockTemplate",
     "BlockVersion",
     "ConsentHandler",

@@ -114,6 +114,13 @@ class MemoryBackend(Protocol):
         """Every block ``agent`` owns or that is shared with it."""
         ...
 
+    async def list_visible_page(
+        self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
+    ) -> tuple[list[Block], int]:
+        """The blocks at ``offset`` to ``offset + limit`` of :meth:`list_visible`'s
+        listing (ordered by kind, owner, label) and the listing's length, in one read."""
+        ...
+
     async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
         """Create the block, with its vector when given, in one write."""
         ...

@@ -12,41 +12,37 @@ that implements only the steps still gets the gate and consent; it cannot skip t
 What stays with each backend is what really differs: connecting and closing,
 migrations, the SQL, and how a write re-checks the level the gate allowed (SQLite
 inside the write transaction, PostgreSQL in the writing statement).
+
+The class is written in three modules: this one (construction, block reads and
+settings, search, export and import), :mod:`satchel.memory._gated_writes` (the gated
+block writes) and :mod:`satchel.memory._gated_agents` (agent set-up and messages),
+whose classes are its bases and hold no state of their own.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import (
     AsyncIterator,
-    Awaitable,
-    Callable,
     Collection,
     Iterable,
     Mapping,
     Sequence,
 )
-from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from satchel._errors import (
-    AlreadyExistsError,
     InvalidInputError,
     PermissionDeniedError,
-    VersionConflictError,
 )
 from satchel.embed import Embedder, default_embedder
-from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
+from satchel.memory._backend import MemoryBackend, NewBlock
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
-from satchel.memory._gate import gated_swap, gated_write
+from satchel.memory._gated_agents import AgentsAndMessages
+from satchel.memory._gated_writes import GatedWrites
 from satchel.memory._history import BlockVersion, HistoryBackend
 from satchel.memory._models import (
     UNSET,
-    AgentSummary,
     Block,
     BlockKind,
     Domain,
@@ -54,35 +50,26 @@ from satchel.memory._models import (
     Message,
     OnConflict,
     Permission,
-    Role,
     SearchFilters,
     SearchHit,
     SearchMode,
     Unset,
     normalise_tags,
-    utc_now,
     validate_agent,
     validate_label,
 )
-from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin
+from satchel.memory._paging import BlockPage, check_kinds, check_page
+from satchel.memory._permissions import ConsentHandler
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
-from satchel.memory._template import AgentTemplate, default_template
 from satchel.memory._transfer import export_records, import_records
 from satchel.memory._vector_upkeep import VectorUpkeep
 from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion, query_terms
 
 __all__ = ["GatedStore"]
 
-logger = logging.getLogger("satchel.memory")
 
-_T = TypeVar("_T")
-F32 = npt.NDArray[np.float32]
-_ROLES = ("user", "assistant", "system", "tool")
-_RETRIES = 5
-
-
-class GatedStore:
+class GatedStore(GatedWrites, AgentsAndMessages):
     """A :class:`~satchel.memory.MemoryStore` made of a backend and the policy in
     front of it; see the module docstring.
 
@@ -146,33 +133,6 @@ class GatedStore:
         """Close the backend's connections. Idempotent."""
         await self.backend.close()
 
-    # --- plumbing ------------------------------------------------------------------
-
-    async def _gated(
-        self,
-        agent: str,
-        label: str,
-        operation: Operation,
-        reason: Callable[[Block], str],
-        write: Callable[[int, Permission], Awaitable[_T]],
-        *,
-        share_level: Permission | None = None,
-        content: Any = None,
-        origin: RequestOrigin | None = None,
-    ) -> tuple[int, _T]:
-        return await gated_write(
-            self.backend,
-            self.consent,
-            agent,
-            label,
-            operation,
-            reason,
-            write,
-            share_level=share_level,
-            content=content,
-            origin=origin,
-        )
-
     # --- blocks --------------------------------------------------------------------
 
     async def create_block(
@@ -222,154 +182,20 @@ class GatedStore:
         validate_agent(agent)
         return await self.backend.list_visible(agent, kinds)
 
-    async def update_block_text(
+    async def list_blocks_page(
         self,
         agent: str,
-        label: str,
-        value: str,
         *,
-        expected_version: int | None = None,
-        description: str | None = None,
-        origin: RequestOrigin | None = None,
-    ) -> Block:
-        """See :meth:`MemoryStore.update_block_text`."""
-        vector = await self._vectors.embed_one(value)
-        _, block = await self._gated(
-            agent,
-            label,
-            Operation.OVERWRITE,
-            lambda b: (
-                f"overwrite block {b.label!r} ({b.chars} characters) with {len(value)} characters"
-            ),
-            lambda pk, level: self.backend.set_text(
-                agent,
-                pk,
-                level,
-                value,
-                expected_version=expected_version,
-                description=description,
-                vector=vector,
-                hard_limit=self.hard_limit,
-            ),
-            content={"value": value, "description": description},
-            origin=origin,
-        )
-        return block
-
-    async def append_to_block(
-        self,
-        agent: str,
-        label: str,
-        text: str,
-        *,
-        separator: str = "\n",
-        origin: RequestOrigin | None = None,
-    ) -> Block:
-        """See :meth:`MemoryStore.append_to_block`."""
-        pk, block = await self._gated(
-            agent,
-            label,
-            Operation.APPEND,
-            lambda b: f"append {len(text)} characters to block {b.label!r}",
-            lambda pk, level: self.backend.append(
-                agent, pk, level, text, separator, hard_limit=self.hard_limit
-            ),
-            content={"text": text, "separator": separator},
-            origin=origin,
-        )
-        await self._vectors.refresh_block(pk, block.value)
-        return block
-
-    async def replace_in_block(
-        self,
-        agent: str,
-        label: str,
-        old: str,
-        new: str,
-        *,
-        expected_version: int | None = None,
-        origin: RequestOrigin | None = None,
-    ) -> Block:
-        """See :meth:`MemoryStore.replace_in_block`."""
-        pk, block = await self._gated(
-            agent,
-            label,
-            Operation.OVERWRITE,
-            lambda b: (
-                f"replace {len(old)} characters of block {b.label!r} with {len(new)} characters"
-            ),
-            lambda pk, level: self.backend.replace(
-                agent,
-                pk,
-                level,
-                old,
-                new,
-                expected_version=expected_version,
-                hard_limit=self.hard_limit,
-            ),
-            content={"old": old, "new": new},
-            origin=origin,
-        )
-        await self._vectors.refresh_block(pk, block.value)
-        return block
-
-    async def delete_block(
-        self,
-        agent: str,
-        label: str,
-        *,
-        expected_version: int | None = None,
-        origin: RequestOrigin | None = None,
-    ) -> Block:
-        """See :meth:`MemoryStore.delete_block`."""
-        _, block = await self._gated(
-            agent,
-            label,
-            Operation.DELETE,
-            lambda b: f"delete block {b.label!r} ({b.chars} characters)",
-            lambda pk, level: self.backend.delete(
-                agent, pk, level, expected_version=expected_version
-            ),
-            origin=origin,
-        )
-        return block
-
-    async def set_kind(
-        self,
-        agent: str,
-        label: str,
-        kind: BlockKind,
-        *,
-        expected_version: int | None = None,
-        origin: RequestOrigin | None = None,
-    ) -> Block:
-        """See :meth:`MemoryStore.set_kind`."""
-        kind = BlockKind(kind)
-        _, block = await self._gated(
-            agent,
-            label,
-            Operation.KIND_CHANGE,
-            lambda b: f"move block {b.label!r} from {b.kind.value} to {kind.value} memory",
-            lambda pk, level: self.backend.set_kind(
-                agent, pk, level, kind, expected_version=expected_version
-            ),
-            content={"kind": kind.value},
-            origin=origin,
-        )
-        return block
-
-    async def swap_blocks(
-        self,
-        agent: str,
-        archive_label: str,
-        load_label: str,
-        *,
-        origin: RequestOrigin | None = None,
-    ) -> tuple[Block, Block]:
-        """See :meth:`MemoryStore.swap_blocks`."""
-        return await gated_swap(
-            self.backend, self.consent, agent, archive_label, load_label, origin
-        )
+        kinds: Collection[BlockKind] | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> BlockPage:
+        """See :meth:`MemoryStore.list_blocks_page`."""
+        validate_agent(agent)
+        offset, limit = check_page(offset, limit)
+        chosen = check_kinds(kinds)
+        blocks, total = await self.backend.list_visible_page(agent, chosen, offset, limit)
+        return BlockPage(blocks=blocks, total=total, offset=offset, limit=limit)
 
     async def block_history(self, agent: str, label: str) -> list[BlockVersion]:
         """The earlier versions of a block ``agent`` can read, oldest first (the last
@@ -410,140 +236,6 @@ class GatedStore:
             return block
         return await self.backend.configure(
             agent, pk, permission=permission, char_limit=char_limit, description=description
-        )
-
-    async def share_block(
-        self,
-        agent: str,
-        label: str,
-        recipient: str,
-        permission: Permission,
-        *,
-        origin: RequestOrigin | None = None,
-    ) -> Block:
-        """See :meth:`MemoryStore.share_block`."""
-        validate_agent(recipient)
-        return await self._share(agent, label, recipient, Permission(permission), origin)
-
-    async def unshare_block(
-        self, agent: str, label: str, recipient: str, *, origin: RequestOrigin | None = None
-    ) -> Block:
-        """See :meth:`MemoryStore.unshare_block`."""
-        validate_agent(recipient)
-        return await self._share(agent, label, recipient, None, origin)
-
-    async def _share(
-        self,
-        agent: str,
-        label: str,
-        recipient: str,
-        permission: Permission | None,
-        origin: RequestOrigin | None,
-    ) -> Block:
-        def reason(block: Block) -> str:
-            if permission is None:
-                return f"stop sharing block {block.label!r} with {recipient!r}"
-            return f"share block {block.label!r} with {recipient!r} at {permission.value}"
-
-        _, block = await self._gated(
-            agent,
-            label,
-            Operation.SHARE,
-            reason,
-            lambda pk, level: self._set_share(agent, pk, level, recipient, permission),
-            share_level=permission,
-            content={"recipient": recipient, "permission": permission and permission.value},
-            origin=origin,
-        )
-        return block
-
-    async def _set_share(
-        self, agent: str, pk: int, level: Permission, recipient: str, permission: Permission | None
-    ) -> Block:
-        if recipient == agent:  # past the gate, ``agent`` is the owner
-            raise InvalidInputError("a block cannot be shared with its own owner")
-        return await self.backend.set_share(agent, pk, level, recipient, permission)
-
-    # --- agents --------------------------------------------------------------------
-
-    async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
-        """See :meth:`MemoryStore.ensure_agent`."""
-        validate_agent(agent)
-        if await self.backend.is_set_up(agent):
-            return []
-        chosen = default_template() if template is None else template
-        blocks: list[tuple[NewBlock, F32 | None]] = []
-        for spec in chosen.blocks:  # a BlockTemplate has exactly NewBlock's block fields
-            fields = spec.model_dump()
-            fields["metadata"] = fields["metadata"] or None
-            fields["tags"] = normalise_tags(fields["tags"])
-            new = NewBlock(agent=agent, **fields, hard_limit=self.hard_limit)
-            blocks.append((new, await self._vectors.embed_one(spec.value)))
-        for _ in range(_RETRIES):
-            try:
-                made = await self.backend.initialise_agent(agent, chosen.name, blocks)
-            except AlreadyExistsError:  # a block of that label appeared meanwhile
-                continue
-            if made:
-                logger.info(
-                    "agent %r set up from template %r: %s",
-                    agent,
-                    chosen.name,
-                    ", ".join(b.label for b in made),
-                )
-            return made or []
-        raise VersionConflictError(f"setting up agent {agent!r} kept conflicting; try again")
-
-    async def describe_agents(self, agent: str | None = None) -> list[AgentSummary]:
-        """See :meth:`MemoryStore.describe_agents`."""
-        if agent is not None:
-            validate_agent(agent)
-        return await self.backend.agent_summaries(agent)
-
-    # --- messages ------------------------------------------------------------------
-
-    async def add_message(
-        self,
-        agent: str,
-        role: Role,
-        content: str,
-        *,
-        conversation_id: str = "default",
-        created_at: datetime | None = None,
-        tags: Sequence[str] = (),
-        metadata: Mapping[str, Any] | None = None,
-    ) -> Message:
-        """See :meth:`MemoryStore.add_message`."""
-        validate_agent(agent)
-        if role not in _ROLES:
-            raise InvalidInputError(f"role must be one of {_ROLES}, got {role!r}")
-        if created_at is not None and created_at.tzinfo is None:
-            raise InvalidInputError("datetimes given to the memory store must be timezone-aware")
-        new = NewMessage(
-            agent=agent,
-            role=role,
-            content=content,
-            conversation_id=conversation_id,
-            created_at=created_at or utc_now(),
-            tags=normalise_tags(tags),
-            metadata=metadata,
-        )
-        return await self.backend.insert_message(new, await self._vectors.embed_one(content))
-
-    async def list_messages(
-        self,
-        agent: str,
-        *,
-        conversation_id: str | None = None,
-        limit: int = 50,
-        before: datetime | None = None,
-    ) -> list[Message]:
-        """See :meth:`MemoryStore.list_messages`."""
-        validate_agent(agent)
-        if limit < 1:
-            raise InvalidInputError("limit must be at least 1")
-        return await self.backend.list_messages(
-            agent, conversation_id=conversation_id, limit=limit, before=before
         )
 
     # --- search --------------------------------------------------------------------

@@ -51,6 +51,7 @@ from satchel.memory._models import (
     SearchMode,
     Unset,
 )
+from satchel.memory._paging import BlockPage
 from satchel.memory._permissions import RequestOrigin
 from satchel.memory._template import AgentTemplate
 
@@ -100,6 +101,37 @@ class MemoryStore(Protocol):
     ) -> list[Block]:
         """Every block ``agent`` owns or that is shared with it, optionally of some kinds
         only, ordered by kind (core, working, archival), then owner, then label."""
+        ...
+
+    async def list_blocks_page(
+        self,
+        agent: str,
+        *,
+        kinds: Collection[BlockKind] | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> BlockPage:
+        """One page of :meth:`list_blocks`: the blocks at ``offset`` to ``offset +
+        limit`` of that listing, in its order, and how many the listing holds. Only the
+        page's blocks are read.
+
+        Args:
+            agent: The agent whose view is listed.
+            kinds: Only blocks of these kinds (``None``: every kind).
+            offset: How many blocks of the listing to skip (``>= 0``; past the end
+                gives an empty page that still says the total).
+            limit: At most this many blocks (1 to
+                :data:`~satchel.memory.MAX_PAGE_LIMIT`).
+
+        Raises:
+            InvalidInputError: ``offset`` or ``limit`` is out of range, or not a whole
+                number.
+
+        Example:
+            >>> page = await store.list_blocks_page("ada", kinds=[BlockKind.CORE])  # doctest: +SKIP
+            >>> page.total, [b.label for b in page.blocks]  # doctest: +SKIP
+            (2, ['human', 'persona'])
+        """
         ...
 
     async def update_block_text(

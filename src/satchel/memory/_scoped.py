@@ -26,6 +26,7 @@ from satchel.memory._models import (
     SearchHit,
     SearchMode,
 )
+from satchel.memory._paging import BlockPage
 from satchel.memory._permissions import RequestOrigin
 from satchel.memory._protocol import MemoryStore
 
@@ -62,6 +63,19 @@ class AgentMemory:
     async def list_blocks(self, kinds: Collection[BlockKind] | None = None) -> list[Block]:
         """Every block this agent sees, optionally of some kinds only."""
         return await self.store.list_blocks(self.agent, kinds)
+
+    async def list_blocks_page(
+        self,
+        *,
+        kinds: Collection[BlockKind] | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> BlockPage:
+        """One page of the blocks this agent sees (see
+        :meth:`MemoryStore.list_blocks_page`)."""
+        return await self.store.list_blocks_page(
+            self.agent, kinds=kinds, offset=offset, limit=limit
+        )
 
     async def create_block(
         self,

@@ -44,6 +44,7 @@ from satchel.memory.postgres._messages import (
 )
 from satchel.memory.postgres._migrations import migrate
 from satchel.memory.postgres._model import adopt_model, claim_model, dim_sql
+from satchel.memory.postgres._paging import visible_page
 from satchel.memory.postgres._search_sql import BLOCKS, MESSAGES, TermStats, run_search
 
 __all__ = ["PostgresBackend"]
@@ -151,6 +152,11 @@ class PostgresBackend:
 
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         return await self._run(lambda conn: _blocks.list_visible(conn, agent, kinds))
+
+    async def list_visible_page(
+        self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
+    ) -> tuple[list[Block], int]:
+        return await self._run(lambda conn: visible_page(conn, agent, kinds, offset, limit))
 
     async def block_history(self, block_id: str) -> list[BlockVersion]:
         """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""

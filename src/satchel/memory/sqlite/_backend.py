@@ -48,6 +48,7 @@ from satchel.memory.sqlite._messages import (
     texts_to_embed,
 )
 from satchel.memory.sqlite._migrations import migrate
+from satchel.memory.sqlite._paging import visible_page
 from satchel.memory.sqlite._searcher import run_search
 
 __all__ = ["SQLiteBackend"]
@@ -175,6 +176,11 @@ class SQLiteBackend:
 
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         return await self._read(lambda conn: _blocks.list_visible(conn, agent, kinds))
+
+    async def list_visible_page(
+        self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
+    ) -> tuple[list[Block], int]:
+        return await self._read(lambda conn: visible_page(conn, agent, kinds, offset, limit))
 
     async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
         def run(conn: sqlite3.Connection) -> Block:
