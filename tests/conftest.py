@@ -1,12 +1,18 @@
-"""Shared fixtures: the anyio backend for async tests."""
+"""Shared fixtures: the anyio backend for async tests; hypothesis without deadlines."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from postgres_server import PostgresServer, running_server
+
+# Tests never assert a wall-clock time, and hypothesis's default 200 ms deadline per
+# example is one: on a loaded machine it failed a property test that does file I/O.
+settings.register_profile("satchel", deadline=None, print_blob=True)
+settings.load_profile("satchel")
 
 
 @pytest.fixture
