@@ -23,11 +23,18 @@ unrelated facts about one person less so (0.41), and scaling by the cosine keeps
 facts figure unchanged. Figures, variants and commands are in ``bench/README.md``
 (offline replay: ``bench/memory_recall_experiments.py``).
 
+Reading neighbours costs more than the rest of a hybrid search (their rows, terms and
+vectors), so a backend reads them only for the candidates :func:`could_gain` names:
+those that lack some query term and could, even if every neighbour lent every missing
+term at full closeness, still reach the search's top ``limit``. The others keep their
+own coverage, which cannot change the top ``limit`` (it only leaves out scores below it).
+
 Pure functions, no store and no SQL.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import TypeVar
 
@@ -35,7 +42,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from satchel.retrieval import idf
 
-__all__ = ["DEFAULT_NEIGHBOURS", "NO_NEIGHBOURS", "Neighbours", "context_coverage"]
+__all__ = [
+    "DEFAULT_NEIGHBOURS",
+    "NO_NEIGHBOURS",
+    "Neighbours",
+    "context_coverage",
+    "could_gain",
+]
 
 _K = TypeVar("_K", bound=Hashable)
 
@@ -114,4 +127,74 @@ def context_coverage(
                 near[term] = max(near.get(term, 0.0), share)
         mass += weight * sum(weights.get(term, 0.0) * share for term, share in near.items())
         out[key] = min(1.0, mass / total)
+    return out
+
+
+_SLACK = 1e-9
+"""Rounding room: an entry is left out only if even its bound (a sum taken in another
+order than :func:`context_coverage` takes it) is below the threshold by more than this."""
+
+
+def could_gain(
+    own: Mapping[_K, Collection[str]],
+    alone: Mapping[_K, float],
+    document_frequency: Mapping[str, float],
+    documents: float,
+    weight: float,
+    *,
+    vector: Mapping[_K, float],
+    vector_weight: float,
+    limit: int,
+) -> list[_K]:
+    """The entries (keys of ``own``, in its order) whose neighbours could change the
+    top ``limit`` of coverage fusion, ``(1 - vector_weight) * coverage + vector_weight
+    * cosine``: those that lack a query term some entry holds and whose best possible
+    score (every missing term lent at ``weight`` and full closeness) reaches the
+    ``limit``-th best score without neighbours. Neighbour terms only ever add, so the
+    ``limit`` entries with the best scores without them keep at least those scores,
+    and every entry left out stays below all of them.
+
+    Args:
+        own: The query terms each entry contains.
+        alone: Each entry's coverage from its own terms
+            (:func:`~satchel.retrieval.term_coverage` of ``own``).
+        document_frequency: Every query term's document frequency, as for
+            :func:`context_coverage`.
+        documents: How many entries there are.
+        weight: The most a neighbour's term counts, in [0, 1].
+        vector: Each entry's cosine to the query (a missing key counts 0).
+        vector_weight: The cosine's weight in the fusion.
+        limit: How many results the search returns.
+
+    Example:
+        >>> from satchel.retrieval import term_coverage
+        >>> own = {"a": ["ada", "job"], "b": ["ada"], "c": []}
+        >>> frequency = {"ada": 1, "job": 1}
+        >>> could_gain(
+        ...     own, term_coverage(own, frequency, 10), frequency, 10, 0.5,
+        ...     vector={"a": 0.9, "b": 0.2, "c": 0.1}, vector_weight=0.5, limit=2,
+        ... )
+        ['b']
+    """
+    weights = {term: idf(df, documents) for term, df in document_frequency.items()}
+    total = sum(weights.values())
+    if total <= 0 or weight <= 0:
+        return []
+    held = {term for term, df in document_frequency.items() if df > 0}
+    w = vector_weight
+
+    def fused(key: _K, coverage: float) -> float:
+        return (1 - w) * coverage + w * vector.get(key, 0.0)
+
+    floor = sorted((fused(key, share) for key, share in alone.items()), reverse=True)
+    threshold = floor[limit - 1] if len(floor) >= limit else -math.inf
+    out: list[_K] = []
+    for key, terms in own.items():
+        missing = held.difference(terms)
+        if not missing:
+            continue
+        lent = sum(weights[term] for term in missing)
+        best = min(1.0, alone[key] + weight * lent / total)
+        if fused(key, best) + _SLACK >= threshold:
+            out.append(key)
     return out

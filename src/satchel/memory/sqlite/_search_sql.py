@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from satchel.memory._context_window import context_coverage
 from satchel.memory._models import SearchFilters
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._migrations import TOKENIZER
@@ -27,8 +26,10 @@ __all__ = [
     "fts5_match",
     "keep_matching",
     "lexical_coverage",
+    "matched_terms",
     "matching_ids",
     "shared_block_pks",
+    "term_statistics",
 ]
 
 BM25_BUDGET = 2_000
@@ -270,16 +271,21 @@ _scratch = threading.local()
 
 def _scratch_index() -> sqlite3.Connection:
     """This thread's private in-memory database with an empty FTS5 table ``cover``
-    that tokenizes like the store's full-text tables."""
+    that tokenizes like the store's full-text tables. It keeps no copy of the text
+    and no column sizes (``content=''``, ``columnsize=0``): only its index is read,
+    and filling it costs a quarter less."""
     conn: sqlite3.Connection | None = getattr(_scratch, "conn", None)
     if conn is None:
         conn = sqlite3.connect(":memory:")
-        conn.execute(f"CREATE VIRTUAL TABLE cover USING fts5 (text, tokenize = '{TOKENIZER}')")
+        conn.execute(
+            "CREATE VIRTUAL TABLE cover USING fts5 "
+            f"(text, content = '', columnsize = 0, tokenize = '{TOKENIZER}')"
+        )
         _scratch.conn = conn
     return conn
 
 
-def _matched_terms(
+def matched_terms(
     conn: sqlite3.Connection, domain: int, terms: Sequence[str], pks: Sequence[int]
 ) -> dict[int, list[str]]:
     """Which of ``terms`` each row of ``pks`` contains, as the full-text index sees
@@ -312,24 +318,15 @@ def _matched_terms(
     return matched
 
 
-def lexical_coverage(
+def term_statistics(
     conn: sqlite3.Connection,
     domain: int,
     terms: Sequence[str],
-    pks: Sequence[int],
     counts: Mapping[str, int] | None = None,
-    around: Mapping[int, Sequence[tuple[int, float]]] | None = None,
-    weight: float = 0.0,
-) -> dict[int, float]:
-    """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
-    those :func:`bm25_query` left out for cost), for coverage fusion
-    (:func:`~satchel.retrieval.term_coverage`). Document frequencies and the row
-    count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
-    counts :func:`bm25_query` already took. ``around`` gives each row's neighbours
-    and their closeness to it, whose terms count up to ``weight``
-    (:func:`~satchel.memory._context_window.context_coverage`)."""
-    if not pks or not terms:
-        return dict.fromkeys(pks, 0.0)
+) -> tuple[dict[str, float], float]:
+    """Every one of ``terms``'s document frequency and the number of rows, over the
+    whole table as FTS5's own BM25 takes them, for coverage fusion. ``counts`` are
+    match counts :func:`bm25_query` already took."""
     fts = _BM25[domain][0]
     table = "blocks" if domain == BLOCKS else "messages"
     top = int(conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0)
@@ -340,15 +337,26 @@ def lexical_coverage(
     )
     known = counts or {}
     frequency = {term: _document_frequency(conn, fts, term, top, known.get(term)) for term in terms}
+    return frequency, documents
+
+
+def lexical_coverage(
+    conn: sqlite3.Connection,
+    domain: int,
+    terms: Sequence[str],
+    pks: Sequence[int],
+    counts: Mapping[str, int] | None = None,
+) -> dict[int, float]:
+    """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
+    those :func:`bm25_query` left out for cost), for coverage fusion
+    (:func:`~satchel.retrieval.term_coverage`), with the statistics of
+    :func:`term_statistics`."""
+    if not pks or not terms:
+        return dict.fromkeys(pks, 0.0)
+    frequency, documents = term_statistics(conn, domain, terms, counts)
     present = [term for term in terms if frequency[term] > 0]
-    context: Mapping[int, Sequence[tuple[int, float]]] = around if around and weight > 0 else {}
-    near = sorted({n for ns in context.values() for n, _ in ns}.difference(pks))
-    matched = _matched_terms(conn, domain, present, [*pks, *near]) if present else {}
-    own = {pk: matched.get(pk, []) for pk in pks}
-    if not context:
-        return term_coverage(own, frequency, documents)
-    nearby = {pk: [(matched.get(n, []), c) for n, c in context.get(pk, ())] for pk in pks}
-    return context_coverage(own, nearby, frequency, documents, weight)
+    matched = matched_terms(conn, domain, present, pks) if present else {}
+    return term_coverage({pk: matched.get(pk, []) for pk in pks}, frequency, documents)
 
 
 def keep_matching(
