@@ -145,6 +145,7 @@ def could_gain(
     vector: Mapping[_K, float],
     vector_weight: float,
     limit: int,
+    lendable: Mapping[_K, Collection[str]] | None = None,
 ) -> list[_K]:
     """The entries (keys of ``own``, in its order) whose neighbours could change the
     top ``limit`` of coverage fusion, ``(1 - vector_weight) * coverage + vector_weight
@@ -153,6 +154,10 @@ def could_gain(
     ``limit``-th best score without neighbours. Neighbour terms only ever add, so the
     ``limit`` entries with the best scores without them keep at least those scores,
     and every entry left out stays below all of them.
+
+    Called twice by a backend: first before reading any neighbour (any term some entry
+    holds could be lent), then with ``lendable``, the terms each remaining entry's
+    neighbours hold, before reading their vectors.
 
     Args:
         own: The query terms each entry contains.
@@ -165,6 +170,8 @@ def could_gain(
         vector: Each entry's cosine to the query (a missing key counts 0).
         vector_weight: The cosine's weight in the fusion.
         limit: How many results the search returns.
+        lendable: The query terms each entry's neighbours hold, when known (an
+            entry missing from it has nothing to gain).
 
     Example:
         >>> from satchel.retrieval import term_coverage
@@ -190,7 +197,12 @@ def could_gain(
     threshold = floor[limit - 1] if len(floor) >= limit else -math.inf
     out: list[_K] = []
     for key, terms in own.items():
-        missing = held.difference(terms)
+        if lendable is not None:
+            if key not in lendable:
+                continue
+            missing = held.intersection(lendable[key]).difference(terms)
+        else:
+            missing = held.difference(terms)
         if not missing:
             continue
         lent = sum(weights[term] for term in missing)

@@ -47,8 +47,10 @@ _MESSAGE_NEIGHBOURS = """
             WHERE x.agent_id = m.agent_id AND x.conversation_id IS m.conversation_id
             AND (x.created_at, x.pk) > (m.created_at, m.pk)
             ORDER BY x.created_at, x.pk LIMIT 1)
-    FROM messages AS m WHERE m.agent_id = ? AND m.pk IN ({marks})
+    FROM messages AS m WHERE +m.agent_id = ? AND m.pk IN ({marks})
 """
+"""(``+m.agent_id``: each candidate is looked up by ``pk``, not found by reading every
+message of the agent.)"""
 
 
 def neighbour_pks(
@@ -168,6 +170,18 @@ def context_shares(
     near = sorted({n for pk in wanted for n in around.get(pk, ())}.difference(matched))
     if near:
         matched.update(matched_terms(conn, ask.domain, present, near))
+    lendable = {pk: {t for n in around.get(pk, ()) for t in matched[n]} for pk in wanted}
+    wanted = could_gain(
+        own,
+        shares,
+        frequency,
+        documents,
+        ask.weight,
+        vector=semantic,
+        vector_weight=ask.vector_weight,
+        limit=ask.limit,
+        lendable=lendable,
+    )
     lending = {
         pk: [n for n in around.get(pk, ()) if set(matched[n]).difference(own[pk])] for pk in wanted
     }
