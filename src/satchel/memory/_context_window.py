@@ -34,6 +34,7 @@ Pure functions, no store and no SQL.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import TypeVar
@@ -188,25 +189,22 @@ def could_gain(
     if total <= 0 or weight <= 0:
         return []
     held = {term for term, df in document_frequency.items() if df > 0}
-    w = vector_weight
-
-    def fused(key: _K, coverage: float) -> float:
-        return (1 - w) * coverage + w * vector.get(key, 0.0)
-
-    floor = sorted((fused(key, share) for key, share in alone.items()), reverse=True)
-    threshold = floor[limit - 1] if len(floor) >= limit else -math.inf
+    keep, w = 1 - vector_weight, vector_weight
+    floor = heapq.nlargest(
+        limit, (keep * share + w * vector.get(key, 0.0) for key, share in alone.items())
+    )
+    threshold = floor[-1] if len(floor) >= limit else -math.inf
     out: list[_K] = []
     for key, terms in own.items():
-        if lendable is not None:
-            if key not in lendable:
-                continue
+        if lendable is None:
+            missing = held.difference(terms)
+        elif key in lendable:
             missing = held.intersection(lendable[key]).difference(terms)
         else:
-            missing = held.difference(terms)
+            continue
         if not missing:
             continue
-        lent = sum(weights[term] for term in missing)
-        best = min(1.0, alone[key] + weight * lent / total)
-        if fused(key, best) + _SLACK >= threshold:
+        best = min(1.0, alone[key] + weight * sum(weights[term] for term in missing) / total)
+        if keep * best + w * vector.get(key, 0.0) + _SLACK >= threshold:
             out.append(key)
     return out

@@ -70,7 +70,11 @@ def neighbour_pks(
         chunk = pks[start : start + 900]
         rows = conn.execute(sql.format(marks=placeholders(len(chunk))), (me, *chunk))
         for pk, before, after in rows:
-            out[int(pk)] = tuple(int(n) for n in (before, after) if n is not None)
+            # Spelt out: a generator per row costs more than the lookup itself.
+            if before is None:
+                out[pk] = () if after is None else (after,)
+            else:
+                out[pk] = (before,) if after is None else (before, after)
     return out
 
 
