@@ -23,7 +23,8 @@ import numpy.typing as npt
 from satchel.memory._context_window import context_coverage, could_gain
 from satchel.memory.sqlite._messages import BLOCKS
 from satchel.memory.sqlite._rows import placeholders
-from satchel.memory.sqlite._search_sql import keep_matching, matched_terms, term_statistics
+from satchel.memory.sqlite._search_sql import keep_matching, term_statistics
+from satchel.memory.sqlite._term_match import matched_terms
 from satchel.retrieval import AnnIndex, term_coverage
 
 __all__ = ["ContextQuery", "closeness", "context_shares", "neighbour_pks"]

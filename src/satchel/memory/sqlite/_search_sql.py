@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from satchel.memory._models import SearchFilters
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
-from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders, to_us
+from satchel.memory.sqlite._term_match import matched_terms
 from satchel.retrieval import term_coverage
 
 __all__ = [
@@ -26,7 +25,6 @@ __all__ = [
     "fts5_match",
     "keep_matching",
     "lexical_coverage",
-    "matched_terms",
     "matching_ids",
     "shared_block_pks",
     "term_statistics",
@@ -244,9 +242,6 @@ def bm25_query(
     return Bm25Query(match=" OR ".join(rarest), newest_only=True, terms=rarest, counts=every)
 
 
-_COVERAGE_CHARS = 100_000
-
-
 def _document_frequency(
     conn: sqlite3.Connection, fts: str, term: str, top: int, known: int | None
 ) -> float:
@@ -264,58 +259,6 @@ def _document_frequency(
     ).fetchone()
     oldest = int(row[0]) if row else 1
     return BM25_BUDGET * top / max(1, top - oldest + 1)
-
-
-_scratch = threading.local()
-
-
-def _scratch_index() -> sqlite3.Connection:
-    """This thread's private in-memory database with an empty FTS5 table ``cover``
-    that tokenizes like the store's full-text tables. It keeps no copy of the text
-    and no column sizes (``content=''``, ``columnsize=0``): only its index is read,
-    and filling it costs a quarter less."""
-    conn: sqlite3.Connection | None = getattr(_scratch, "conn", None)
-    if conn is None:
-        conn = sqlite3.connect(":memory:")
-        conn.execute(
-            "CREATE VIRTUAL TABLE cover USING fts5 "
-            f"(text, content = '', columnsize = 0, tokenize = '{TOKENIZER}')"
-        )
-        _scratch.conn = conn
-    return conn
-
-
-def matched_terms(
-    conn: sqlite3.Connection, domain: int, terms: Sequence[str], pks: Sequence[int]
-) -> dict[int, list[str]]:
-    """Which of ``terms`` each row of ``pks`` contains, as the full-text index sees
-    them.
-
-    Asking the store's index (``MATCH term AND rowid = ?``) decodes the term's whole
-    doclist, milliseconds for a common term in a large store; instead the candidates'
-    text (the first 100,000 characters) is indexed in a scratch in-memory FTS5 table
-    with the same tokenizer (see :func:`_scratch_index`), queried, and rolled back.
-    """
-    marks = placeholders(len(pks))
-    if domain == BLOCKS:
-        sql = (
-            "SELECT pk, substr(label || ' ' || description || ' ' || value, 1, ?) "
-            f"FROM blocks WHERE pk IN ({marks})"
-        )
-    else:
-        sql = f"SELECT pk, substr(content, 1, ?) FROM messages WHERE pk IN ({marks})"
-    rows = conn.execute(sql, (_COVERAGE_CHARS, *pks)).fetchall()
-    scratch = _scratch_index()
-    matched: dict[int, list[str]] = {pk: [] for pk in pks}
-    try:
-        scratch.executemany("INSERT INTO cover (rowid, text) VALUES (?, ?)", rows)
-        for term in terms:
-            found = scratch.execute("SELECT rowid FROM cover WHERE cover MATCH ?", (_quoted(term),))
-            for (pk,) in found:
-                matched[int(pk)].append(term)
-    finally:
-        scratch.rollback()
-    return matched
 
 
 def term_statistics(
