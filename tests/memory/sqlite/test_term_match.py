@@ -1,6 +1,6 @@
-"""The terms a row contains, read from a scratch FTS5 index kept between searches
-(``satchel.memory.sqlite._term_match``), agree with the store's own full-text index:
-after edits, after deletes, and when the kept index is emptied for room."""
+"""The terms a row contains, read from a scratch FTS5 index
+(``satchel.memory.sqlite._term_match``), agree with the store's own full-text index,
+across calls, edits and deletes."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from satchel.memory import BlockKind, SQLiteStore
-from satchel.memory.sqlite import _term_match
 from satchel.memory.sqlite._messages import BLOCKS
+from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._term_match import matched_terms
 
 pytestmark = pytest.mark.anyio
@@ -72,22 +72,18 @@ async def test_terms_follow_edits_and_deletes(tmp_path: Path) -> None:
         min_size=1,
         max_size=6,
     ),
-    room=st.sampled_from([2, 5, 4_096]),
 )
 def test_terms_agree_with_the_stores_index(
     tmp_path_factory: pytest.TempPathFactory,
-    monkeypatch: pytest.MonkeyPatch,
     texts: list[list[str]],
     asks: list[tuple[list[str], list[int]]],
-    room: int,
 ) -> None:
-    monkeypatch.setattr(_term_match, "CACHED_TEXTS", room)
     path = tmp_path_factory.mktemp("terms") / "t.db"
     with sqlite3.connect(path) as conn:
         conn.executescript(
             "CREATE TABLE blocks (pk INTEGER PRIMARY KEY, label, description, value);"
             "CREATE VIRTUAL TABLE blocks_fts USING fts5 (label, description, value, "
-            f"tokenize = '{_term_match.TOKENIZER}');"
+            f"tokenize = '{TOKENIZER}');"
         )
         for pk, words in enumerate(texts, start=1):
             row = (pk, f"note-{pk}", "", " ".join(words))

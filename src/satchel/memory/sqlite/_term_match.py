@@ -4,17 +4,14 @@ coverage fusion.
 Asking the store's index (``MATCH term AND rowid = ?``) decodes the term's whole
 doclist, milliseconds for a common term in a large store. Instead the rows' text (the
 first 100,000 characters) is indexed in a private in-memory FTS5 table with the same
-tokenizer, and each term is looked up there.
+tokenizer, each term is looked up there, and the table is emptied again (a rollback).
+The table keeps no copy of the text and no column sizes (``content=''``,
+``columnsize=0``): only its index is read, and filling it costs a quarter less.
 
-That table is kept between searches (one per thread), keyed by the text itself: the
-terms a text contains depend on nothing else, so a row whose text was indexed by an
-earlier search is not tokenized again, and a row whose text changed is simply a new
-text. A search over a few thousand entries keeps finding the same rows among its
-candidates and their neighbours; there this saves most of the cost. The table is
-emptied when it would pass :data:`CACHED_TEXTS` texts or :data:`CACHED_CHARS`
-characters, so it never holds more than about that (one search's rows at most on
-top). It keeps no copy of the text and no column sizes (``content=''``,
-``columnsize=0``): only its index is read.
+Keeping the table between searches (keyed by text, so that rows seen before need no
+tokenizing) was measured and was slower, on LoCoMo as at 100,000 entries: a table
+grown by many small commits answers each term more slowly than a fresh one, and the
+text has to be read anyway to know it is unchanged (``bench/README.md``).
 """
 
 from __future__ import annotations
@@ -27,52 +24,24 @@ from satchel.memory.sqlite._messages import BLOCKS
 from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders
 
-__all__ = ["CACHED_CHARS", "CACHED_TEXTS", "matched_terms"]
-
-CACHED_TEXTS = 4_096
-"""At most about this many texts stay indexed per thread between searches."""
-
-CACHED_CHARS = 4_000_000
-"""At most about this many characters of text stay indexed per thread."""
+__all__ = ["matched_terms"]
 
 _COVERAGE_CHARS = 100_000
 
+_local = threading.local()
 
-class _Scratch:
-    """One thread's in-memory FTS5 table ``cover`` and the rowid of each text in it."""
 
-    def __init__(self) -> None:
-        self.conn = sqlite3.connect(":memory:")
-        self.conn.execute(
+def _scratch() -> sqlite3.Connection:
+    """This thread's in-memory database with the empty FTS5 table ``cover``."""
+    conn: sqlite3.Connection | None = getattr(_local, "conn", None)
+    if conn is None:
+        conn = sqlite3.connect(":memory:")
+        conn.execute(
             "CREATE VIRTUAL TABLE cover USING fts5 "
             f"(text, content = '', columnsize = 0, tokenize = '{TOKENIZER}')"
         )
-        self.rowids: dict[str | None, int] = {}
-        self.chars = 0
-
-    def add(self, texts: Sequence[str | None]) -> None:
-        """Index those of ``texts`` not indexed yet (emptying the table first if they
-        would not fit)."""
-        new = [text for text in dict.fromkeys(texts) if text not in self.rowids]
-        size = sum(len(text) for text in new if text)
-        if not new:
-            return
-        if len(self.rowids) + len(new) > CACHED_TEXTS or self.chars + size > CACHED_CHARS:
-            self.conn.execute("INSERT INTO cover (cover) VALUES ('delete-all')")
-            self.rowids.clear()
-            new = list(dict.fromkeys(texts))
-            size = sum(len(text) for text in new if text)
-            self.chars = 0
-        first = len(self.rowids) + 1
-        self.conn.executemany(
-            "INSERT INTO cover (rowid, text) VALUES (?, ?)", enumerate(new, start=first)
-        )
-        self.conn.commit()
-        self.rowids.update((text, rowid) for rowid, text in enumerate(new, start=first))
-        self.chars += size
-
-
-_local = threading.local()
+        _local.conn = conn
+    return conn
 
 
 def _rows(
@@ -98,21 +67,13 @@ def matched_terms(
     if not pks:
         return matched
     rows = _rows(conn, domain, pks)
-    scratch: _Scratch | None = getattr(_local, "scratch", None)
-    if scratch is None:
-        scratch = _local.scratch = _Scratch()
+    scratch = _scratch()
     try:
-        scratch.add([text for _, text in rows])
-        wanted = {scratch.rowids[text] for _, text in rows}
-        found: dict[str, set[int]] = {}
+        scratch.executemany("INSERT INTO cover (rowid, text) VALUES (?, ?)", rows)
         for term in terms:
             quoted = '"' + term.replace('"', '""') + '"'
-            hits = scratch.conn.execute("SELECT rowid FROM cover WHERE cover MATCH ?", (quoted,))
-            found[term] = {rowid for (rowid,) in hits if rowid in wanted}
-    except sqlite3.Error:
-        _local.scratch = None  # rebuilt from nothing by the next search
-        raise
-    for pk, text in rows:
-        rowid = scratch.rowids[text]
-        matched[pk] = [term for term in terms if rowid in found[term]]
+            for (pk,) in scratch.execute("SELECT rowid FROM cover WHERE cover MATCH ?", (quoted,)):
+                matched[int(pk)].append(term)
+    finally:
+        scratch.rollback()
     return matched
