@@ -1,7 +1,8 @@
 """Hybrid search reads neighbouring entries only where they can change the results
 (:func:`~satchel.memory._context_window.could_gain`): the hits must be exactly those of
 reading every candidate's neighbours, on a real conversation (LoCoMo) stored as
-messages and as archival entries."""
+messages and as archival entries. SQLite only: the PostgreSQL backend reads every
+candidate's neighbours in its SQL and does not use the bound."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satchel.memory import BlockKind, Domain, MemoryStore, Neighbours, SearchHit
+from satchel.memory import BlockKind, Domain, MemoryStore, Neighbours, SearchHit, SQLiteStore
 from satchel.memory._context_window import context_coverage, could_gain
 from satchel.memory.sqlite import _context_sql
 from satchel.retrieval import term_coverage
 
-from .conftest import StoreFactory
+from .conftest import HashEmbedder
 
 pytestmark = pytest.mark.anyio
 
@@ -67,8 +68,8 @@ def fingerprint(hits: list[SearchHit]) -> list[tuple[Any, ...]]:
     return [(h.id, h.score, h.bm25_rank, h.vector_rank, h.bm25_score, h.vector_score) for h in hits]
 
 
-async def loaded(make_store: StoreFactory) -> MemoryStore:
-    store = await make_store()
+async def loaded(path: Path) -> MemoryStore:
+    store = await SQLiteStore.open(path, embedder=HashEmbedder())
     turns, _ = conversation()
     for position, (text, when) in enumerate(turns):
         role = "user" if position % 2 == 0 else "assistant"
@@ -79,9 +80,9 @@ async def loaded(make_store: StoreFactory) -> MemoryStore:
 
 @pytest.mark.parametrize("domain", [Domain.CONVERSATIONS, Domain.ARCHIVAL_MEMORY, Domain.ALL])
 async def test_lazy_neighbours_give_the_hits_of_reading_every_neighbour(
-    make_store: StoreFactory, monkeypatch: pytest.MonkeyPatch, domain: Domain
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, domain: Domain
 ) -> None:
-    store = await loaded(make_store)
+    store = await loaded(tmp_path / "locomo.db")
     _, questions = conversation()
     asks = [(q, limit) for q in questions[:60] for limit in (1, 5, 10)]
     for weights in (Neighbours(), Neighbours(messages=0.5, archival=1.0)):
@@ -98,6 +99,7 @@ async def test_lazy_neighbours_give_the_hits_of_reading_every_neighbour(
             ]
         assert lazy == full
         assert sum(len(hits) for hits in lazy) > 0.9 * sum(limit for _, limit in asks)
+    await store.close()
 
 
 @st.composite
