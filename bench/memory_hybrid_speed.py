@@ -84,7 +84,9 @@ async def child(kind: str, path: Path, n: int) -> None:
         started = time.perf_counter()
         hits = await store.search(agent, query, domains=domain, limit=10, mode=mode)  # type: ignore[arg-type]
         elapsed = 1000 * (time.perf_counter() - started)
-        print(json.dumps({"ms": elapsed, "hits": [[h.id, repr(h.score)] for h in hits]}), flush=True)
+        print(
+            json.dumps({"ms": elapsed, "hits": [[h.id, repr(h.score)] for h in hits]}), flush=True
+        )
     await store.close()
 
 
