@@ -31,11 +31,19 @@ the same way cost small conversations (14-39 turns) 0.03 of recall@10.
 Figures, variants and commands are in ``bench/README.md`` (offline replay:
 ``bench/memory_recall_experiments.py``).
 
+Reading neighbours costs more than the rest of a hybrid search (their rows, terms and
+vectors), so a backend reads them only for the candidates :func:`could_gain` names:
+those that lack some query term and could, even if every neighbour lent every missing
+term at full closeness, still reach the search's top ``limit``. The others keep their
+own coverage, which cannot change the top ``limit`` (it only leaves out scores below it).
+
 Pure functions, no store and no SQL.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import TypeVar
 
@@ -43,7 +51,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from satchel.retrieval import NEIGHBOUR_LEND_SHARE, idf
 
-__all__ = ["DEFAULT_NEIGHBOURS", "NO_NEIGHBOURS", "Neighbours", "context_coverage"]
+__all__ = [
+    "DEFAULT_NEIGHBOURS",
+    "NO_NEIGHBOURS",
+    "Neighbours",
+    "context_coverage",
+    "could_gain",
+]
 
 _K = TypeVar("_K", bound=Hashable)
 
@@ -141,4 +155,86 @@ def context_coverage(
                 near[term] = max(near.get(term, 0.0), share)
         mass += weight * sum(weights.get(term, 0.0) * share for term, share in near.items())
         out[key] = min(1.0, mass / total)
+    return out
+
+
+_SLACK = 1e-9
+"""Rounding room: an entry is left out only if even its bound (a sum taken in another
+order than :func:`context_coverage` takes it) is below the threshold by more than this."""
+
+
+def could_gain(
+    own: Mapping[_K, Collection[str]],
+    alone: Mapping[_K, float],
+    document_frequency: Mapping[str, float],
+    documents: float,
+    weight: float,
+    *,
+    vector: Mapping[_K, float],
+    vector_weight: float,
+    limit: int,
+    lendable: Mapping[_K, Collection[str]] | None = None,
+    lend_share: float = 1.0,
+) -> list[_K]:
+    """The entries (keys of ``own``, in its order) whose neighbours could change the
+    top ``limit`` of coverage fusion, ``(1 - vector_weight) * coverage + vector_weight
+    * cosine``: those that lack a query term some entry holds and whose best possible
+    score (every missing term lent at ``weight`` and full closeness) reaches the
+    ``limit``-th best score without neighbours. Neighbour terms only ever add, so the
+    ``limit`` entries with the best scores without them keep at least those scores,
+    and every entry left out stays below all of them.
+
+    Called twice by a backend: first before reading any neighbour (any term some entry
+    holds could be lent), then with ``lendable``, the terms each remaining entry's
+    neighbours hold, before reading their vectors.
+
+    Args:
+        own: The query terms each entry contains.
+        alone: Each entry's coverage from its own terms
+            (:func:`~satchel.retrieval.term_coverage` of ``own``).
+        document_frequency: Every query term's document frequency, as for
+            :func:`context_coverage`.
+        documents: How many entries there are.
+        weight: The most a neighbour's term counts, in [0, 1].
+        vector: Each entry's cosine to the query (a missing key counts 0).
+        vector_weight: The cosine's weight in the fusion.
+        limit: How many results the search returns.
+        lendable: The query terms each entry's neighbours hold, when known (an
+            entry missing from it has nothing to gain).
+        lend_share: Only a term held by at most this share of the ``documents`` can be
+            lent (as for :func:`context_coverage`).
+
+    Example:
+        >>> from satchel.retrieval import term_coverage
+        >>> own = {"a": ["ada", "job"], "b": ["ada"], "c": []}
+        >>> frequency = {"ada": 1, "job": 1}
+        >>> could_gain(
+        ...     own, term_coverage(own, frequency, 10), frequency, 10, 0.5,
+        ...     vector={"a": 0.9, "b": 0.2, "c": 0.1}, vector_weight=0.5, limit=2,
+        ... )
+        ['b']
+    """
+    weights = {term: idf(df, documents) for term, df in document_frequency.items()}
+    total = sum(weights.values())
+    if total <= 0 or weight <= 0:
+        return []
+    held = {term for term, df in document_frequency.items() if 0 < df <= lend_share * documents}
+    keep, w = 1 - vector_weight, vector_weight
+    floor = heapq.nlargest(
+        limit, (keep * share + w * vector.get(key, 0.0) for key, share in alone.items())
+    )
+    threshold = floor[-1] if len(floor) >= limit else -math.inf
+    out: list[_K] = []
+    for key, terms in own.items():
+        if lendable is None:
+            missing = held.difference(terms)
+        elif key in lendable:
+            missing = held.intersection(lendable[key]).difference(terms)
+        else:
+            continue
+        if not missing:
+            continue
+        best = min(1.0, alone[key] + weight * sum(weights[term] for term in missing) / total)
+        if keep * best + w * vector.get(key, 0.0) + _SLACK >= threshold:
+            out.append(key)
     return out

@@ -6,17 +6,15 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from satchel.memory._context_window import context_coverage
 from satchel.memory._models import SearchFilters
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
-from satchel.memory.sqlite._migrations import TOKENIZER
 from satchel.memory.sqlite._rows import placeholders, to_us
-from satchel.retrieval import NEIGHBOUR_LEND_SHARE, term_coverage
+from satchel.memory.sqlite._term_match import matched_terms
+from satchel.retrieval import term_coverage
 
 __all__ = [
     "BM25_BUDGET",
@@ -29,6 +27,7 @@ __all__ = [
     "lexical_coverage",
     "matching_ids",
     "shared_block_pks",
+    "term_statistics",
 ]
 
 BM25_BUDGET = 2_000
@@ -243,9 +242,6 @@ def bm25_query(
     return Bm25Query(match=" OR ".join(rarest), newest_only=True, terms=rarest, counts=every)
 
 
-_COVERAGE_CHARS = 100_000
-
-
 def _document_frequency(
     conn: sqlite3.Connection, fts: str, term: str, top: int, known: int | None
 ) -> float:
@@ -265,73 +261,15 @@ def _document_frequency(
     return BM25_BUDGET * top / max(1, top - oldest + 1)
 
 
-_scratch = threading.local()
-
-
-def _scratch_index() -> sqlite3.Connection:
-    """This thread's private in-memory database with an empty FTS5 table ``cover``
-    that tokenizes like the store's full-text tables."""
-    conn: sqlite3.Connection | None = getattr(_scratch, "conn", None)
-    if conn is None:
-        conn = sqlite3.connect(":memory:")
-        conn.execute(f"CREATE VIRTUAL TABLE cover USING fts5 (text, tokenize = '{TOKENIZER}')")
-        _scratch.conn = conn
-    return conn
-
-
-def _matched_terms(
-    conn: sqlite3.Connection, domain: int, terms: Sequence[str], pks: Sequence[int]
-) -> dict[int, list[str]]:
-    """Which of ``terms`` each row of ``pks`` contains, as the full-text index sees
-    them.
-
-    Asking the store's index (``MATCH term AND rowid = ?``) decodes the term's whole
-    doclist, milliseconds for a common term in a large store; instead the candidates'
-    text (the first 100,000 characters) is indexed in a scratch in-memory FTS5 table
-    with the same tokenizer (see :func:`_scratch_index`), queried, and rolled back.
-    """
-    marks = placeholders(len(pks))
-    if domain == BLOCKS:
-        sql = (
-            "SELECT pk, substr(label || ' ' || description || ' ' || value, 1, ?) "
-            f"FROM blocks WHERE pk IN ({marks})"
-        )
-    else:
-        sql = f"SELECT pk, substr(content, 1, ?) FROM messages WHERE pk IN ({marks})"
-    rows = conn.execute(sql, (_COVERAGE_CHARS, *pks)).fetchall()
-    scratch = _scratch_index()
-    matched: dict[int, list[str]] = {pk: [] for pk in pks}
-    try:
-        scratch.executemany("INSERT INTO cover (rowid, text) VALUES (?, ?)", rows)
-        for term in terms:
-            found = scratch.execute("SELECT rowid FROM cover WHERE cover MATCH ?", (_quoted(term),))
-            for (pk,) in found:
-                matched[int(pk)].append(term)
-    finally:
-        scratch.rollback()
-    return matched
-
-
-def lexical_coverage(
+def term_statistics(
     conn: sqlite3.Connection,
     domain: int,
     terms: Sequence[str],
-    pks: Sequence[int],
     counts: Mapping[str, int] | None = None,
-    around: Mapping[int, Sequence[tuple[int, float]]] | None = None,
-    weight: float = 0.0,
-    lend_share: float = NEIGHBOUR_LEND_SHARE,
-) -> dict[int, float]:
-    """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
-    those :func:`bm25_query` left out for cost), for coverage fusion
-    (:func:`~satchel.retrieval.term_coverage`). Document frequencies and the row
-    count are over the whole table, as FTS5's own BM25 takes them. ``counts`` are match
-    counts :func:`bm25_query` already took. ``around`` gives each row's neighbours
-    and their closeness to it, whose rare terms (held by at most ``lend_share`` of the
-    rows) count up to ``weight``
-    (:func:`~satchel.memory._context_window.context_coverage`)."""
-    if not pks or not terms:
-        return dict.fromkeys(pks, 0.0)
+) -> tuple[dict[str, float], float]:
+    """Every one of ``terms``'s document frequency and the number of rows, over the
+    whole table as FTS5's own BM25 takes them, for coverage fusion. ``counts`` are
+    match counts :func:`bm25_query` already took."""
     fts = _BM25[domain][0]
     table = "blocks" if domain == BLOCKS else "messages"
     top = int(conn.execute(f"SELECT max(pk) FROM {table}").fetchone()[0] or 0)
@@ -342,15 +280,26 @@ def lexical_coverage(
     )
     known = counts or {}
     frequency = {term: _document_frequency(conn, fts, term, top, known.get(term)) for term in terms}
+    return frequency, documents
+
+
+def lexical_coverage(
+    conn: sqlite3.Connection,
+    domain: int,
+    terms: Sequence[str],
+    pks: Sequence[int],
+    counts: Mapping[str, int] | None = None,
+) -> dict[int, float]:
+    """Each of ``pks``'s share of the IDF mass of ``terms`` (every query term, also
+    those :func:`bm25_query` left out for cost), for coverage fusion
+    (:func:`~satchel.retrieval.term_coverage`), with the statistics of
+    :func:`term_statistics`."""
+    if not pks or not terms:
+        return dict.fromkeys(pks, 0.0)
+    frequency, documents = term_statistics(conn, domain, terms, counts)
     present = [term for term in terms if frequency[term] > 0]
-    context: Mapping[int, Sequence[tuple[int, float]]] = around if around and weight > 0 else {}
-    near = sorted({n for ns in context.values() for n, _ in ns}.difference(pks))
-    matched = _matched_terms(conn, domain, present, [*pks, *near]) if present else {}
-    own = {pk: matched.get(pk, []) for pk in pks}
-    if not context:
-        return term_coverage(own, frequency, documents)
-    nearby = {pk: [(matched.get(n, []), c) for n, c in context.get(pk, ())] for pk in pks}
-    return context_coverage(own, nearby, frequency, documents, weight, lend_share)
+    matched = matched_terms(conn, domain, present, pks) if present else {}
+    return term_coverage({pk: matched.get(pk, []) for pk in pks}, frequency, documents)
 
 
 def keep_matching(

@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from satchel.memory._models import SearchHit
 from satchel.memory._search import SearchRequest, rank, to_hits
-from satchel.memory.sqlite._context_sql import closeness, neighbour_pks
+from satchel.memory.sqlite._context_sql import ContextQuery, context_shares
 from satchel.memory.sqlite._indexes import StoredIndexes
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import (
@@ -81,35 +81,6 @@ def _vector_candidates(
         top = np.argsort(-exact_scores)[:n]
         return dict(zip(exact_ids[top].tolist(), exact_scores[top].tolist(), strict=True))
     return dict(passing[:n])
-
-
-def _with_neighbours(
-    conn: sqlite3.Connection,
-    indexes: StoredIndexes,
-    domain: int,
-    me: int,
-    query: F32,
-    where: str,
-    params: list[Any],
-    lexical: dict[int, float],
-    semantic: dict[int, float],
-) -> tuple[list[int], dict[int, list[tuple[int, float]]]]:
-    """The rows to score coverage for (both sides' candidates, plus the BM25
-    candidates' neighbours that pass the filters, whose cosines are added to
-    ``semantic``) and every one's neighbours with their closeness to it
-    (:mod:`satchel.memory._context_window`)."""
-    pool = list(dict.fromkeys([*lexical, *semantic]))
-    around = neighbour_pks(conn, domain, me, pool)
-    seen = set(pool)
-    fresh = list(dict.fromkeys(n for pk in lexical for n in around.get(pk, ()) if n not in seen))
-    keep = keep_matching(conn, domain, fresh, where, params)
-    extra = [pk for pk in fresh if pk in keep]
-    if extra:
-        ids, scores = indexes.indexes[domain].scores_for(query, np.asarray(extra, np.int64))
-        semantic.update(zip(ids.tolist(), scores.tolist(), strict=True))
-        around.update(neighbour_pks(conn, domain, me, extra))
-        pool += extra
-    return pool, closeness(indexes.indexes[domain], around)
 
 
 def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Key, dict[str, Any]]:
@@ -201,22 +172,23 @@ def run_search(
         if covering and lexical:
             counts = bm25_plan.counts if bm25_plan else None
             weight, lend_share = request.neighbours.of(archival=domain == BLOCKS)
-            pool: list[int] = list(lexical)
-            around: dict[int, list[tuple[int, float]]] = {}
             if weight > 0 and query is not None and indexes is not None:
-                pool, around = _with_neighbours(
-                    conn, indexes, domain, me, query, where, params, lexical, semantic
+                ask = ContextQuery(
+                    domain=domain,
+                    me=me,
+                    query=query,
+                    where=where,
+                    params=params,
+                    terms=request.terms,
+                    counts=counts,
+                    weight=weight,
+                    lend_share=lend_share,
+                    vector_weight=request.fusion.vector_weight,
+                    limit=request.limit,
                 )
-            cover = lexical_coverage(
-                conn,
-                domain,
-                request.terms,
-                pool,
-                counts,
-                around=around,
-                weight=weight,
-                lend_share=lend_share,
-            )
+                cover = context_shares(conn, indexes.indexes[domain], ask, lexical, semantic)
+            else:
+                cover = lexical_coverage(conn, domain, request.terms, list(lexical), counts)
             coverage.update({(domain, pk): c for pk, c in cover.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
     ranked = rank(
