@@ -72,6 +72,7 @@ from satchel.memory._models import (
     validate_agent,
 )
 from satchel.memory._open import is_postgres_url, open_store, store_location
+from satchel.memory._operator import BlockChange
 from satchel.memory._paging import MAX_PAGE_LIMIT, BlockPage
 from satchel.memory._permissions import (
     ConsentHandler,
@@ -115,6 +116,7 @@ __all__ = [
     "AgentSummary",
     "AgentTemplate",
     "Block",
+    "BlockChange",
     "BlockKind",
     "BlockPage",
     "BlockTemplate",
