@@ -21,6 +21,6 @@ Example:
 
 from satchel.console._app import console_app
 from satchel.console._guard import Guard
-from satchel.console._operator import Operator, operator_view
+from satchel.console._operator import Operator, operator_store
 
-__all__ = ["Guard", "Operator", "console_app", "operator_view"]
+__all__ = ["Guard", "Operator", "console_app", "operator_store"]

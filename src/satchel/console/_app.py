@@ -21,7 +21,7 @@ from satchel.console._blocks import BlockPages
 from satchel.console._context import MAX_FORM_BYTES, Console, field
 from satchel.console._errors import error_handlers
 from satchel.console._guard import COOKIE, Guard
-from satchel.console._operator import operator_view
+from satchel.console._operator import operator_store
 from satchel.console._render import Renderer
 from satchel.console._search import SearchPages
 from satchel.console._transfer import TransferPages
@@ -187,12 +187,15 @@ def console_app(
     at ``/console``); it closes neither store.
 
     Args:
-        store: The memory store. The console writes through a view of it whose consent
-            is the person at the console (see :mod:`satchel.console._operator`).
+        store: The memory store, a :class:`~satchel.memory.GatedStore`; the console
+            writes to it as the operator (see :mod:`satchel.console._operator`).
         broker: The approval broker whose requests the inbox shows and decides.
         token: The operator's token; ``None`` serves loopback clients only, without a
             login.
         agent: The agent ``/`` opens; ``None`` for the list of agents.
+
+    Raises:
+        SatchelUsageError: ``store`` is not a :class:`~satchel.memory.GatedStore`.
 
     Example:
         >>> app = console_app(store, PermissionBroker(open_approval_store(db)))  # doctest: +SKIP
@@ -201,7 +204,7 @@ def console_app(
     guard = Guard(token=token)
     renderer = Renderer(guard)
     console = Console(
-        store=operator_view(store), broker=broker, guard=guard, renderer=renderer, agent=agent
+        store=operator_store(store), broker=broker, guard=guard, renderer=renderer, agent=agent
     )
     blocks, search = BlockPages(console), SearchPages(console)
     approvals, session = ApprovalPages(console), _Session(console)

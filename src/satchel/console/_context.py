@@ -14,7 +14,7 @@ from satchel.console._guard import Guard
 from satchel.console._operator import Operator
 from satchel.console._render import Renderer
 from satchel.console._throttle import LoginThrottle
-from satchel.memory import AgentSummary, MemoryStore
+from satchel.memory import AgentSummary, GatedStore
 
 __all__ = ["MAX_FORM_BYTES", "Console", "field"]
 
@@ -39,7 +39,7 @@ class Console:
     """The console's state: the stores it shows and writes, and how it renders.
 
     Attributes:
-        store: The memory store, as the operator's view (consent is the person's own).
+        store: The memory store, which the console writes to as the operator.
         broker: The approval broker on the same database.
         guard: Authentication and CSRF.
         renderer: The templates.
@@ -47,7 +47,7 @@ class Console:
         throttle: Wrong tokens per client, to slow down guessing.
     """
 
-    store: MemoryStore
+    store: GatedStore
     broker: PermissionBroker
     guard: Guard
     renderer: Renderer

@@ -1,75 +1,50 @@
 """The operator's writes: what the console does when a person edits memory.
 
 A person at the console is the human the permission table asks for consent, so the
-console's store view consents to its own writes (as ``satchel memory ... --yes`` does),
-and settings go through :meth:`~satchel.memory.MemoryStore.configure_block`, the
-operator's path that no model reaches. Where the table *denies* a write at the block's
-permission (an overwrite of a ``read_only`` block, a delete below ``admin``), the
-operator first raises the block's permission (the same ``configure_block`` the CLI
-offers), writes at the version that step returned, then sets the permission the form
-asked for. If that write fails (a model wrote in between, so the version moved on),
-the permission is put back before the error reaches the page. Every step is checked up
-front (limit against text, the expected version), so a refused edit changes nothing.
+console writes as the operator: an edit (value, description, permission and limit
+together), an archive or load, and a delete are each one write of
+:meth:`~satchel.memory.GatedStore.operator_edit` or
+:meth:`~satchel.memory.GatedStore.operator_delete`, which pass no permission gate and
+check the version the page showed in the same transaction. So a ``read_only`` block's
+text can be corrected and stay read-only, and no one (a model on another ``satchel
+serve`` process) ever sees the block with a permission the form did not ask for. A
+refused edit (a stale version, a text over the limit) changes nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
-from satchel._errors import CharLimitError, InvalidInputError, VersionConflictError
-from satchel.memory import (
-    Block,
-    BlockKind,
-    ConsentRequest,
-    GatedStore,
-    MemoryStore,
-    Operation,
-    Permission,
-    RequestOrigin,
-    Verdict,
-    verdict,
-)
+from satchel._errors import InvalidInputError, SatchelUsageError, VersionConflictError
+from satchel.memory import Block, BlockKind, GatedStore, MemoryStore, Permission
 
 __all__ = [
     "MAX_VALUE_CHARS",
-    "ORIGIN",
     "BlockEdit",
     "Operator",
     "check_value",
-    "operator_view",
+    "operator_store",
     "parse_limit",
     "parse_permission",
 ]
-
-_T = TypeVar("_T")
-
-ORIGIN = RequestOrigin(channel="console")
-"""The origin of the console's writes."""
 
 MAX_VALUE_CHARS = 1_000_000
 """The longest text the console accepts for a block (larger posts are refused whole)."""
 
 
-async def _operator_consents(request: ConsentRequest, /) -> bool:
-    """The person at the console asked for this write: it is their consent."""
-    return True
+def operator_store(store: MemoryStore) -> GatedStore:
+    """``store``, which the console writes to as the operator.
 
-
-def operator_view(store: MemoryStore) -> MemoryStore:
-    """``store`` as the console writes to it: the same backend, whose consent handler
-    is the person at the console. A store that is not a
-    :class:`~satchel.memory.GatedStore` is used as it is."""
+    Raises:
+        SatchelUsageError: ``store`` is not a :class:`~satchel.memory.GatedStore`
+            (whose operator writes the console needs).
+    """
     if not isinstance(store, GatedStore):
-        return store
-    return GatedStore(
-        store.backend,
-        embedder=store.embedder,
-        consent=_operator_consents,
-        char_limit_mode="hard" if store.hard_limit else "soft",
-        fusion=store.fusion,
-    )
+        raise SatchelUsageError(
+            f"the console needs a GatedStore (such as SQLiteStore or PostgresStore) for "
+            f"the operator's writes, not {type(store).__name__}"
+        )
+    return store
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,80 +110,41 @@ class Operator:
     """The console's writes on one store.
 
     Args:
-        store: The operator's view (see :func:`operator_view`).
+        store: The store (see :func:`operator_store`).
     """
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: GatedStore) -> None:
         self.store = store
 
-    async def _loosened(self, agent: str, block: Block, operation: Operation) -> Block:
-        """``block``, its permission raised first if the table denies ``operation``."""
-        if verdict(operation, block.permission) is not Verdict.DENY:
-            return block
-        level = Permission.ADMIN if operation is Operation.DELETE else Permission.READ_WRITE
-        return await self.store.configure_block(agent, block.label, permission=level)
-
-    async def _as_loosened(
-        self,
-        agent: str,
-        block: Block,
-        operation: Operation,
-        write: Callable[[Block], Awaitable[_T]],
-    ) -> _T:
-        """Run ``write`` on ``block`` loosened for ``operation`` (see :meth:`_loosened`);
-        if it fails, the block's permission is set back to what it was."""
-        loosened = await self._loosened(agent, block, operation)
-        try:
-            return await write(loosened)
-        except BaseException:
-            if loosened.permission != block.permission:
-                await self.store.configure_block(agent, block.label, permission=block.permission)
-            raise
-
     async def edit(self, agent: str, label: str, edit: BlockEdit) -> Block:
-        """Apply the block form: value, description, permission and limit.
+        """Apply the block form: value, description, permission and limit, in one
+        write at the form's version.
 
         Raises:
             VersionConflictError: The block changed since the form was shown.
             CharLimitError: The text is longer than the limit asked for.
             NotFoundError: No such block.
+            InvalidInputError: The text is longer than :data:`MAX_VALUE_CHARS`.
         """
-        block = await self.store.get_block(agent, label)
-        if block.version != edit.expected_version:
+        check_value(edit.value)
+        try:
+            return await self.store.operator_edit(
+                agent,
+                label,
+                expected_version=edit.expected_version,
+                value=edit.value,
+                description=edit.description,
+                permission=edit.permission,
+                char_limit=edit.char_limit,
+            )
+        except VersionConflictError as exc:
+            version = exc.details.get("current_version")
             raise VersionConflictError(
-                f"block {label!r} changed while you edited it (version {block.version}, "
+                f"block {label!r} changed while you edited it (version {version}, "
                 f"your form was of version {edit.expected_version}); your text is kept "
                 "below: compare and save again",
-                details={"label": label, "version": block.version},
-            )
-        check_value(edit.value)
-        if edit.char_limit is not None and len(edit.value) > edit.char_limit:
-            raise CharLimitError(
-                f"the text has {len(edit.value)} characters, over the limit of "
-                f"{edit.char_limit}: shorten it or raise the limit",
-                details={"label": label, "chars": len(edit.value), "limit": edit.char_limit},
-            )
-        if edit.value != block.value:
-            grows = edit.char_limit is None or (
-                block.char_limit is not None and edit.char_limit > block.char_limit
-            )
-            if grows and edit.char_limit != block.char_limit:
-                block = await self.store.configure_block(agent, label, char_limit=edit.char_limit)
-            block = await self._as_loosened(
-                agent,
-                block,
-                Operation.OVERWRITE,
-                lambda b: self.store.update_block_text(
-                    agent, label, edit.value, expected_version=b.version, origin=ORIGIN
-                ),
-            )
-        return await self.store.configure_block(
-            agent,
-            label,
-            permission=edit.permission,
-            char_limit=edit.char_limit,
-            description=edit.description,
-        )
+                details={"label": label, "version": version},
+            ) from exc
 
     async def create(
         self,
@@ -233,20 +169,16 @@ class Operator:
         )
 
     async def move(self, agent: str, label: str, kind: BlockKind) -> Block:
-        """Archive (``ARCHIVAL``) or load (``WORKING``) a block, keeping its permission."""
+        """Archive (``ARCHIVAL``) or load (``WORKING``) a block, keeping its permission,
+        at the version read just before.
+
+        Raises:
+            VersionConflictError: Someone wrote the block between that read and the move.
+        """
         block = await self.store.get_block(agent, label)
-        original = block.permission
-        moved = await self._as_loosened(
-            agent,
-            block,
-            Operation.KIND_CHANGE,
-            lambda b: self.store.set_kind(
-                agent, label, kind, expected_version=b.version, origin=ORIGIN
-            ),
+        return await self.store.operator_edit(
+            agent, label, expected_version=block.version, kind=kind
         )
-        if moved.permission != original:
-            moved = await self.store.configure_block(agent, label, permission=original)
-        return moved
 
     async def delete(self, agent: str, label: str, *, expected_version: int) -> Block:
         """Delete a block the operator confirmed at ``expected_version``.
@@ -254,18 +186,12 @@ class Operator:
         Raises:
             VersionConflictError: The block changed since the confirmation was shown.
         """
-        block = await self.store.get_block(agent, label)
-        if block.version != expected_version:
+        try:
+            return await self.store.operator_delete(agent, label, expected_version=expected_version)
+        except VersionConflictError as exc:
+            version = exc.details.get("current_version")
             raise VersionConflictError(
                 f"block {label!r} changed since you asked to delete it (now version "
-                f"{block.version}); look at it again before deleting",
-                details={"label": label, "version": block.version},
-            )
-        return await self._as_loosened(
-            agent,
-            block,
-            Operation.DELETE,
-            lambda b: self.store.delete_block(
-                agent, label, expected_version=b.version, origin=ORIGIN
-            ),
-        )
+                f"{version}); look at it again before deleting",
+                details={"label": label, "version": version},
+            ) from exc

@@ -17,6 +17,11 @@
   level (the block's own permission for the owner, the share's for a recipient) and
   asks the :class:`ConsentHandler`, if any, when the table says "consent". The write
   transaction then re-checks that level, so a permission lowered meanwhile is enforced.
+* **The operator's writes**: :meth:`GatedStore.operator_edit` and
+  :meth:`GatedStore.operator_delete` are a person's edit (text, settings and kind
+  together) and delete, in one transaction at an expected version, past the gate; the
+  memory console writes through them, and no tool reaches them
+  (:mod:`satchel.memory._operator`).
 * **:class:`SQLiteStore`** is a gated store on the embedded backend: one file, WAL,
   named migrations, FTS5 BM25 with Porter stemming, float32 vectors in the file and an
   HNSW vector index (:class:`satchel.retrieval.AnnIndex`) saved beside it and kept in
@@ -72,6 +77,7 @@ from satchel.memory._models import (
     validate_agent,
 )
 from satchel.memory._open import is_postgres_url, open_store, store_location
+from satchel.memory._operator import BlockChange
 from satchel.memory._paging import MAX_PAGE_LIMIT, BlockPage
 from satchel.memory._permissions import (
     ConsentHandler,
@@ -115,6 +121,7 @@ __all__ = [
     "AgentSummary",
     "AgentTemplate",
     "Block",
+    "BlockChange",
     "BlockKind",
     "BlockPage",
     "BlockTemplate",

@@ -13,8 +13,9 @@ it as part of the write, raising :class:`~satchel.memory._block_rules.LevelChang
 when it moved (the gate then runs again), and they apply the shared rules of
 :mod:`satchel.memory._block_rules` (character limit in the mode they are given,
 expected version, replace-once) to the row as it is when written.
-:meth:`MemoryBackend.configure`, an operator's write that passes no gate, re-checks
-ownership instead.
+:meth:`MemoryBackend.configure`, :meth:`MemoryBackend.operator_write` and
+:meth:`MemoryBackend.operator_delete`, an operator's writes that pass no gate, re-check
+ownership (and the expected version) instead.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from satchel.memory._models import (
     SearchHit,
     Unset,
 )
+from satchel.memory._operator import BlockChange
 from satchel.memory._search import SearchRequest
 
 __all__ = ["MemoryBackend", "NewBlock", "NewMessage", "RestoreBatch", "TextDomain"]
@@ -222,6 +224,27 @@ class MemoryBackend(Protocol):
         """Apply :func:`~satchel.memory._block_rules.configured` to the block in one
         write that re-checks ``agent`` owns it; bump the version only when something
         changed. Text, tags, kind and vector stay as they are."""
+        ...
+
+    async def operator_write(
+        self,
+        agent: str,
+        pk: int,
+        change: BlockChange,
+        *,
+        expected_version: int,
+        vector: F32 | None,
+    ) -> Block:
+        """Apply an operator's checked ``change`` to the block in one write that
+        re-checks ``agent`` owns it and that it is at ``expected_version``, through
+        :func:`~satchel.memory._operator.changed` on the row as it is; bump the version
+        once, only when something changed. A new text gets ``vector`` (``None``: no
+        vector) in the same write."""
+        ...
+
+    async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
+        """Delete the block in one write that re-checks ``agent`` owns it and that it
+        is at ``expected_version``; returns it as it was."""
         ...
 
     async def initialise_agent(

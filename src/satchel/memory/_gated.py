@@ -13,9 +13,10 @@ What stays with each backend is what really differs: connecting and closing,
 migrations, the SQL, and how a write re-checks the level the gate allowed (SQLite
 inside the write transaction, PostgreSQL in the writing statement).
 
-The class is written in three modules: this one (construction, block reads and
+The class is written in four modules: this one (construction, block reads and
 settings, search, export and import), :mod:`satchel.memory._gated_writes` (the gated
-block writes) and :mod:`satchel.memory._gated_agents` (agent set-up and messages),
+block writes), :mod:`satchel.memory._gated_operator` (the operator's edit and delete,
+past the gate) and :mod:`satchel.memory._gated_agents` (agent set-up and messages),
 whose classes are its bases and hold no state of their own.
 """
 
@@ -39,6 +40,7 @@ from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._gated_agents import AgentsAndMessages
+from satchel.memory._gated_operator import OperatorWrites
 from satchel.memory._gated_writes import GatedWrites
 from satchel.memory._history import BlockVersion, HistoryBackend
 from satchel.memory._models import (
@@ -69,7 +71,7 @@ from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion, query_terms
 __all__ = ["GatedStore"]
 
 
-class GatedStore(GatedWrites, AgentsAndMessages):
+class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
     """A :class:`~satchel.memory.MemoryStore` made of a backend and the policy in
     front of it; see the module docstring.
 

@@ -31,9 +31,10 @@ from satchel.memory._models import (
     SearchHit,
     Unset,
 )
+from satchel.memory._operator import BlockChange
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
-from satchel.memory.postgres import _agents, _blocks, _history, _records
+from satchel.memory.postgres import _agents, _blocks, _history, _operator, _records
 from satchel.memory.postgres._db import Conn, Database
 from satchel.memory.postgres._messages import (
     count_texts,
@@ -296,6 +297,35 @@ class PostgresBackend:
                 permission=permission,
                 char_limit=char_limit,
                 description=description,
+            )
+        )
+
+    async def operator_write(
+        self,
+        agent: str,
+        pk: int,
+        change: BlockChange,
+        *,
+        expected_version: int,
+        vector: F32 | None,
+    ) -> Block:
+        model = self._model
+        return await self._run(
+            lambda conn: _operator.operator_write(
+                conn,
+                pk,
+                agent,
+                change,
+                expected_version=expected_version,
+                vector=vector,
+                model=model,
+            )
+        )
+
+    async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
+        return await self._run(
+            lambda conn: _operator.operator_delete(
+                conn, pk, agent, expected_version=expected_version
             )
         )
 

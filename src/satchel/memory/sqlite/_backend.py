@@ -34,9 +34,10 @@ from satchel.memory._models import (
     SearchHit,
     Unset,
 )
+from satchel.memory._operator import BlockChange
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
-from satchel.memory.sqlite import _agents, _blocks, _history, _records
+from satchel.memory.sqlite import _agents, _blocks, _history, _operator, _records
 from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._indexes import StoredIndexes, index_folder
 from satchel.memory.sqlite._messages import (
@@ -337,6 +338,28 @@ class SQLiteBackend:
                 permission=permission,
                 char_limit=char_limit,
                 description=description,
+            )
+        )
+
+    async def operator_write(
+        self,
+        agent: str,
+        pk: int,
+        change: BlockChange,
+        *,
+        expected_version: int,
+        vector: F32 | None,
+    ) -> Block:
+        return await self._write(
+            lambda conn: _operator.operator_write(
+                conn, pk, agent, change, expected_version=expected_version, vector=vector
+            )
+        )
+
+    async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
+        return await self._write(
+            lambda conn: _operator.operator_delete(
+                conn, pk, agent, expected_version=expected_version
             )
         )
 

@@ -1,0 +1,139 @@
+"""The operator's writes of :class:`~satchel.memory.GatedStore`: a person's edit or
+delete of a block, in one transaction, past the permission gate.
+
+These are the memory console's writes (see :mod:`satchel.memory._operator` for the
+rules). They are methods of the store, not of the :class:`~satchel.memory.MemoryStore`
+protocol, and no built-in tool calls them: a model's writes go through
+:mod:`satchel.memory._gated_writes`. :class:`OperatorWrites` is a part of
+:class:`~satchel.memory.GatedStore` (its base), kept in its own module; it holds no
+state of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from satchel._errors import PermissionDeniedError
+from satchel.memory._backend import MemoryBackend
+from satchel.memory._models import UNSET, Block, BlockKind, Permission, Unset, validate_agent
+from satchel.memory._operator import BlockChange, check_change, check_version_number
+from satchel.memory._vector_upkeep import VectorUpkeep
+
+__all__ = ["OperatorWrites"]
+
+logger = logging.getLogger("satchel.memory")
+
+
+class OperatorWrites:
+    """The operator's writes of :class:`~satchel.memory.GatedStore` (see the module
+    docstring); the store supplies the attributes below."""
+
+    backend: MemoryBackend
+    _vectors: VectorUpkeep
+
+    async def _owned(self, agent: str, label: str, operation: str) -> tuple[int, Block]:
+        validate_agent(agent)
+        [(pk, block)] = await self.backend.resolve(agent, [label])
+        if block.agent != agent:
+            raise PermissionDeniedError(
+                f"only the owner {block.agent!r} may {operation} block {block.label!r}",
+                details={"label": block.label, "owner": block.agent, "operation": operation},
+            )
+        return pk, block
+
+    async def operator_edit(
+        self,
+        agent: str,
+        label: str,
+        *,
+        expected_version: int,
+        value: str | None = None,
+        description: str | None = None,
+        permission: Permission | None = None,
+        char_limit: int | Unset | None = UNSET,
+        kind: BlockKind | None = None,
+    ) -> Block:
+        """Change a block as its human operator: text, description, permission, limit
+        and kind together, in one write at ``expected_version``.
+
+        This is the person's edit, not a model's: it does **not** pass the permission
+        gate or ask for consent (it can set the text of a ``read_only`` block and keep
+        it read-only), and no built-in tool reaches it. It is still one version step:
+        every given setting changes in one transaction, or nothing does, and the block
+        history keeps the version it replaced. Shares above a new permission are
+        lowered to it. The text and limit that result are checked together, always as
+        a hard limit. An edit that changes nothing keeps the version. Only the owner's
+        blocks can be edited.
+
+        Args:
+            agent: The owner.
+            label: The block (the owner's bare label).
+            expected_version: The version the operator saw; the edit happens only while
+                the block is still at it.
+            value: The new text, or ``None`` to keep it.
+            description: The new description, or ``None`` to keep it.
+            permission: The new permission, or ``None`` to keep it.
+            char_limit: The new limit (``>= 0``), ``None`` for no limit, or
+                :attr:`Unset.UNSET <satchel.memory.Unset.UNSET>` (the default) to keep it.
+            kind: Move the block to this kind, or ``None`` to keep it.
+
+        Returns:
+            The block as the edit left it.
+
+        Raises:
+            VersionConflictError: The block is no longer at ``expected_version``
+                (nothing changes).
+            CharLimitError: The text would be longer than the limit (nothing changes).
+            NotFoundError: No such block.
+            PermissionDeniedError: ``agent`` is a recipient of the block, not its owner.
+            InvalidInputError: An argument is invalid (the message says which).
+
+        Example:
+            >>> block = await store.get_block("ada", "rules")  # doctest: +SKIP
+            >>> await store.operator_edit(  # doctest: +SKIP
+            ...     "ada", "rules", expected_version=block.version,
+            ...     value="Share nothing.", permission=Permission.READ_ONLY,
+            ... )
+        """
+        version = check_version_number(expected_version)
+        change = check_change(
+            BlockChange(
+                value=value,
+                description=description,
+                permission=permission,
+                char_limit=char_limit,
+                kind=kind,
+            )
+        )
+        pk, block = await self._owned(agent, label, "edit")
+        new_text = change.value is not None and change.value != block.value
+        vector = await self._vectors.embed_one(change.value) if new_text and change.value else None
+        after = await self.backend.operator_write(
+            agent, pk, change, expected_version=version, vector=vector
+        )
+        if after.version != block.version:
+            logger.info(
+                "operator edit of block %r of %r: version %d", block.label, agent, after.version
+            )
+        return after
+
+    async def operator_delete(self, agent: str, label: str, *, expected_version: int) -> Block:
+        """Delete a block as its human operator, at ``expected_version``, whatever its
+        permission (no gate, no consent; no built-in tool reaches it). Its history goes
+        with it. Only the owner's blocks can be deleted this way.
+
+        Returns:
+            The block as it was.
+
+        Raises:
+            VersionConflictError: The block is no longer at ``expected_version``
+                (nothing is deleted).
+            NotFoundError: No such block.
+            PermissionDeniedError: ``agent`` is a recipient of the block, not its owner.
+            InvalidInputError: ``expected_version`` or ``agent`` is invalid.
+        """
+        version = check_version_number(expected_version)
+        pk, block = await self._owned(agent, label, "delete")
+        gone = await self.backend.operator_delete(agent, pk, expected_version=version)
+        logger.info("operator delete of block %r of %r", block.label, agent)
+        return gone
