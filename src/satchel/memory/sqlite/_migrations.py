@@ -198,7 +198,7 @@ migration(_history.MIGRATION_NAME, _history.MIGRATION_SQL)
 
 # How many vectors each domain holds, kept by triggers in the same transaction as the
 # vectors, so opening the vector index checks its size without a count(*) over the
-# whole table (1.4–2.2 s at 1M rows when the file is not in the page cache). The
+# whole table (1.0–2.2 s at 1M rows when the file is not in the page cache). The
 # BEFORE INSERT trigger counts only a new (domain, item): ``INSERT OR REPLACE`` of an
 # existing one deletes the old row without firing delete triggers, so it must not
 # count either. A statement that fails rolls its trigger's update back with it.
