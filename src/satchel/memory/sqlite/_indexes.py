@@ -17,8 +17,9 @@ exactly what the saved files lack. On first use a process
    database (a restored older file or another database means a rebuild);
 2. applies the removals and then the additions logged since the watermark (removals
    first: the ``embeddings`` table holds only current vectors);
-3. checks each index's size against ``count(*)`` of its domain's vectors and, if they
-   differ, repairs it by set difference (adds what is missing, drops what is extra);
+3. checks each index's size against its domain's vector count (the ``vector_counts``
+   table, kept by triggers: no scan of the table) and, if they differ, repairs it by
+   set difference (adds what is missing, drops what is extra);
 4. saves again if that replayed or repaired much.
 
 Later searches apply the log since the last one (cheap), and the index is saved when
@@ -175,9 +176,8 @@ class StoredIndexes:
     def _verify(self, conn: sqlite3.Connection) -> bool:
         """Compare each index's size with its domain's vectors; repair a mismatch.
         Returns whether anything was repaired."""
-        counts = dict(
-            conn.execute("SELECT domain, count(*) FROM embeddings GROUP BY domain").fetchall()
-        )
+        # Kept by triggers (migration 0005_vector_counts): no scan of the table.
+        counts = dict(conn.execute("SELECT domain, n FROM vector_counts").fetchall())
         repaired = False
         for domain, index in self.indexes.items():
             if len(index) == int(counts.get(domain, 0)):
@@ -194,6 +194,8 @@ class StoredIndexes:
             held = index.ids()
             extra = np.setdiff1d(held, stored)
             missing = np.setdiff1d(stored, held)
+            if not len(extra) and not len(missing):
+                continue  # the count was wrong, not the index (counts are not repaired)
             logger.warning(
                 "vector index (domain %d) disagreed with the database: %d missing, %d extra; "
                 "repaired",

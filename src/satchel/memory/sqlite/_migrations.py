@@ -196,6 +196,42 @@ migration(
 # The history of blocks (satchel.memory._history), filled by triggers.
 migration(_history.MIGRATION_NAME, _history.MIGRATION_SQL)
 
+# How many vectors each domain holds, kept by triggers in the same transaction as the
+# vectors, so opening the vector index checks its size without a count(*) over the
+# whole table (1.0–2.2 s at 1M rows when the file is not in the page cache). The
+# BEFORE INSERT trigger counts only a new (domain, item): ``INSERT OR REPLACE`` of an
+# existing one deletes the old row without firing delete triggers, so it must not
+# count either. A statement that fails rolls its trigger's update back with it.
+migration(
+    "0005_vector_counts",
+    """
+        CREATE TABLE vector_counts (
+            domain INTEGER PRIMARY KEY,
+            n INTEGER NOT NULL
+        );
+        INSERT INTO vector_counts (domain, n) VALUES (0, 0), (1, 0);
+        UPDATE vector_counts SET n = (
+            SELECT count(*) FROM embeddings WHERE embeddings.domain = vector_counts.domain
+        );
+        CREATE TRIGGER embeddings_count_insert BEFORE INSERT ON embeddings
+        WHEN NOT EXISTS (
+            SELECT 1 FROM embeddings WHERE domain = new.domain AND item = new.item
+        ) BEGIN
+            INSERT INTO vector_counts (domain, n) VALUES (new.domain, 1)
+            ON CONFLICT (domain) DO UPDATE SET n = n + 1;
+        END;
+        CREATE TRIGGER embeddings_count_delete AFTER DELETE ON embeddings BEGIN
+            UPDATE vector_counts SET n = n - 1 WHERE domain = old.domain;
+        END;
+        CREATE TRIGGER embeddings_count_move AFTER UPDATE OF domain, item ON embeddings
+        WHEN old.domain IS NOT new.domain OR old.item IS NOT new.item BEGIN
+            UPDATE vector_counts SET n = n - 1 WHERE domain = old.domain;
+            INSERT INTO vector_counts (domain, n) VALUES (new.domain, 1)
+            ON CONFLICT (domain) DO UPDATE SET n = n + 1;
+        END;
+        """,
+)
+
 
 COMPONENT = "memory"
 """The memory store's name in the migrations table."""
