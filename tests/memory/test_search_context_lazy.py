@@ -29,14 +29,26 @@ pytestmark = pytest.mark.anyio
 _K = TypeVar("_K", bound=Hashable)
 
 LOCOMO = next(
-    p / "shared" / "data" / "locomo" / "locomo.dev.json"
-    for p in Path(__file__).resolve().parents
-    if (p / "shared" / "data" / "locomo" / "locomo.dev.json").is_file()
+    (
+        p / "shared" / "data" / "locomo" / "locomo.dev.json"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared" / "data" / "locomo" / "locomo.dev.json").is_file()
+    ),
+    None,
 )
+FACTS = Path(__file__).parent / "data" / "personal_facts.json"
 
 
 def conversation() -> tuple[list[tuple[str, datetime]], list[str]]:
-    """The turns (text, time) and questions of LoCoMo's first dev conversation."""
+    """The turns (text, time) and questions of LoCoMo's first dev conversation, or,
+    where the benchmark data is not beside the checkout, the personal facts said one
+    after another and their questions."""
+    if LOCOMO is None:
+        people = json.loads(FACTS.read_text())["people"]
+        start = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+        said = [(f"{p['name']}: {f['fact']}", f["question"]) for p in people for f in p["facts"]]
+        turns = [(text, start + timedelta(seconds=10 * i)) for i, (text, _) in enumerate(said)]
+        return turns, [question for _, question in said]
     sample = json.loads(LOCOMO.read_text())[0]
     talk = sample["conversation"]
     turns: list[tuple[str, datetime]] = []
