@@ -328,9 +328,12 @@ async def vector_candidates(
     )
     found = {int(pk): float(s) for pk, s in await cursor.fetchall()}
     if len(found) < n:
-        # The expression differs from the index's, so this is an exact, filtered scan.
+        # The expression differs from the index's, so this is an exact, filtered scan;
+        # the pk breaks ties, so equal cosines at the cut-off pick the same rows on every
+        # call (a parallel scan returns them in any order).
         cursor = await conn.execute(
-            f"SELECT {a}.pk, 1 - (v.embedding <=> %(q)s) AS s {base} ORDER BY s DESC LIMIT %(n)s",
+            f"SELECT {a}.pk, 1 - (v.embedding <=> %(q)s) AS s {base} "
+            f"ORDER BY s DESC, {a}.pk LIMIT %(n)s",
             params.values,
         )
         found = {int(pk): float(s) for pk, s in await cursor.fetchall()}
