@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -161,7 +162,8 @@ def context_shares(
     matched = matched_terms(conn, ask.domain, present, pool)
     own = {pk: matched[pk] for pk in pool}
     shares = term_coverage(own, frequency, documents)
-    wanted = could_gain(
+    bound = partial(
+        could_gain,
         own,
         shares,
         frequency,
@@ -172,6 +174,7 @@ def context_shares(
         limit=ask.limit,
         lend_share=ask.lend_share,
     )
+    wanted = bound()
     around.update(
         neighbour_pks(conn, ask.domain, ask.me, [pk for pk in wanted if pk not in around])
     )
@@ -179,18 +182,7 @@ def context_shares(
     if near:
         matched.update(matched_terms(conn, ask.domain, present, near))
     lendable = {pk: {t for n in around.get(pk, ()) for t in matched[n]} for pk in wanted}
-    wanted = could_gain(
-        own,
-        shares,
-        frequency,
-        documents,
-        ask.weight,
-        vector=semantic,
-        vector_weight=ask.vector_weight,
-        limit=ask.limit,
-        lendable=lendable,
-        lend_share=ask.lend_share,
-    )
+    wanted = bound(lendable=lendable)
     lending = {
         pk: [n for n in around.get(pk, ()) if set(matched[n]).difference(own[pk])] for pk in wanted
     }
