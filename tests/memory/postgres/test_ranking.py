@@ -6,7 +6,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from satchel.memory import BlockKind, SearchFilters
+from satchel.memory import BlockKind
 from satchel.memory.postgres import PostgresStore
 from satchel.memory.postgres._search_sql import BLOCKS
 
@@ -67,23 +67,3 @@ async def test_a_small_table_keeps_every_term(pg_store: PostgresStore) -> None:
     async with pg_store.backend._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
         chosen = await pg_store.backend._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
     assert (chosen.terms, chosen.combine) == (["common", "platypus"], "or")
-
-
-async def test_equal_cosines_at_the_cut_off_pick_the_same_rows_every_time(
-    pg_store: PostgresStore,
-) -> None:
-    # 60 entries with the same words have the same vector, so which of them make the
-    # cut is decided by ties alone; it must not change from call to call (the exact,
-    # filtered scan breaks ties by pk).
-    for i in range(60):
-        await pg_store.create_block(
-            "ada", f"same-{i:02d}", "the blue bowl", kind=BlockKind.ARCHIVAL, tags=["pots"]
-        )
-    filters = SearchFilters(tags=["pots"])
-    runs = [
-        [h.label for h in await pg_store.search("ada", "blue bowl", mode="vector", limit=5,
-                                                  filters=filters)]
-        for _ in range(5)
-    ]  # fmt: skip
-    assert all(run == runs[0] for run in runs)
-    assert len(runs[0]) == 5
