@@ -22,6 +22,7 @@ __all__ = [
     "bm25_candidates",
     "bm25_query",
     "filter_clause",
+    "first_matching",
     "fts5_match",
     "keep_matching",
     "lexical_coverage",
@@ -33,6 +34,9 @@ __all__ = [
 BM25_BUDGET = 2_000
 """About how many matching rows BM25 may rank per domain and query (FTS5 scores every
 matching row, a few microseconds each)."""
+
+_OVERFETCH = 2
+"""BM25 candidates are checked against the filters ``_OVERFETCH * n + 16`` at a time."""
 
 _BM25 = {
     BLOCKS: ("blocks_fts", "bm25(blocks_fts, 0.5, 0.5, 1.0)", "blocks AS b", "b"),
@@ -109,16 +113,38 @@ def bm25_candidates(
     params: Sequence[Any],
     n: int,
     budget: int = BM25_BUDGET,
+    *,
+    narrowing: bool = False,
 ) -> dict[int, float]:
     """The top ``n`` rows by BM25 (as positive scores, higher is better) that pass
-    ``where``. The FTS table drives the join (``CROSS JOIN``), so the cost follows the
-    number of matching rows, not the table size."""
+    ``where``; equal scores go to the lower row id.
+
+    The full-text index ranks its matches on its own and only the best ``2n + 16`` are
+    checked against ``where`` (:data:`_OVERFETCH`): joining every matching row to its
+    table first cost as much as ranking them (random pages, ×0.55 at 1M rows,
+    ``bench/README.md``). When too few of those pass (an agent owning a small share of
+    a shared file), or when filters narrow the search (``narrowing``), the table is
+    joined while ranking (``CROSS JOIN``: the FTS table drives it, so the cost follows
+    the number of matching rows, not the table size). Both give the same rows. A table
+    of at most ``budget`` rows (``query.counts`` empty) is always joined: its pages are
+    few, and one statement costs less than two."""
     if query.newest_only:
         return _window_candidates(conn, domain, query, where, params, n, budget)
     fts, score, table, alias = _BM25[domain]
+    if query.counts and not narrowing:
+        fetch = _OVERFETCH * n + 16
+        rows = conn.execute(
+            f"SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s, rowid LIMIT ?",
+            (query.match, fetch),
+        ).fetchall()
+        keep = keep_matching(conn, domain, [int(pk) for pk, _ in rows], where, params)
+        passing = [(int(pk), s) for pk, s in rows if pk in keep]
+        if len(passing) >= n or len(rows) < fetch:
+            return {pk: -float(s) for pk, s in passing[:n]}
     rows = conn.execute(
         f"SELECT {fts}.rowid, {score} AS s FROM {fts} CROSS JOIN {table} "
-        f"ON {alias}.pk = {fts}.rowid WHERE {fts} MATCH ? AND {where} ORDER BY s LIMIT ?",
+        f"ON {alias}.pk = {fts}.rowid WHERE {fts} MATCH ? AND {where} "
+        f"ORDER BY s, {fts}.rowid LIMIT ?",
         (query.match, *params, n),
     ).fetchall()
     return {int(pk): -float(s) for pk, s in rows}
@@ -139,6 +165,7 @@ def _window_candidates(
     Each term's document frequency is estimated from its density among the newest rows,
     and a row scores the sum of ``ln(1 + N / df)`` over the terms it contains; ties go
     to the newer row. Scores are on BM25's scale only roughly; fusion rescales them.
+    Rows are checked against ``where`` best first, only until ``n`` pass.
     """
     fts = _BM25[domain][0]
     table = "blocks" if domain == BLOCKS else "messages"
@@ -160,9 +187,9 @@ def _window_candidates(
         weight = math.log(1 + top / max(1.0, len(found) * top / span))
         for pk in found:
             scores[pk] = scores.get(pk, 0.0) + weight
-    keep = keep_matching(conn, domain, list(scores), where, params)
-    best = sorted((pk for pk in scores if pk in keep), key=lambda pk: (-scores[pk], -pk))
-    return {pk: scores[pk] for pk in best[:n]}
+    ranked = sorted(scores, key=lambda pk: (-scores[pk], -pk))
+    best = first_matching(conn, domain, ranked, where, params, n)
+    return {pk: scores[pk] for pk in best}
 
 
 def _quoted(term: str) -> str:
@@ -319,6 +346,26 @@ def keep_matching(
         ).fetchall()
         out.update(int(row[0]) for row in rows)
     return out
+
+
+def first_matching(
+    conn: sqlite3.Connection,
+    domain: int,
+    ranked: Sequence[int],
+    where: str,
+    params: Sequence[Any],
+    n: int,
+) -> list[int]:
+    """The first ``n`` of ``ranked`` that pass ``where``, in their order, checked a
+    slice at a time (``2n + 16`` rows, then 900) instead of all at once."""
+    out: list[int] = []
+    start, size = 0, _OVERFETCH * n + 16
+    while start < len(ranked) and len(out) < n:
+        chunk = ranked[start : start + size]
+        keep = keep_matching(conn, domain, chunk, where, params)
+        out += [pk for pk in chunk if pk in keep]
+        start, size = start + len(chunk), 900
+    return out[:n]
 
 
 def matching_ids(

@@ -158,7 +158,11 @@ def run_search(
     for domain in domains:
         where, params = filter_clause(domain, me, request.filters, archival_only=True)
         bm25_plan = bm25_query(conn, domain, request.terms) if lexical_on else None
-        lexical = bm25_candidates(conn, domain, bm25_plan, where, params, n) if bm25_plan else {}
+        lexical = (
+            bm25_candidates(conn, domain, bm25_plan, where, params, n, narrowing=narrowing)
+            if bm25_plan
+            else {}
+        )
         semantic: dict[int, float] = {}
         if query is not None and indexes is not None:
             semantic = _vector_candidates(
