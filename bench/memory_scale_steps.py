@@ -12,11 +12,15 @@ put first on ``PYTHONPATH``):
   N new entries (the store grows by N).
 * ``hybrid DB SIZE``: one hybrid query split into steps: timers around the searcher's
   helpers, p50 over memory_scale's 200 queries for that SIZE after 50 warm-ups.
+* ``written DB``: another process adds one entry (no search, so it never loads the
+  index), then this one opens the store, answers one vector search and closes; prints
+  the time of each and whether the index was copied out of its mapped files.
 
 Run (after ``uv run python bench/memory_scale.py --sizes 1000000 --dir /tmp/scale1m``):
     uv run python bench/memory_scale_steps.py start /tmp/scale1m/scale-clustered-1000000.db --evict
     uv run python bench/memory_scale_steps.py inserts /tmp/scale1m/scale-clustered-1000000.db 2000
     uv run python bench/memory_scale_steps.py hybrid /tmp/scale1m/scale-clustered-1000000.db 1000000
+    uv run python bench/memory_scale_steps.py written /tmp/scale1m/scale-clustered-1000000.db
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import collections
 import glob
 import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -88,6 +94,22 @@ async def inserts(path: Path, n: int) -> None:
     print(f"create_block, 8 tasks: {rate:,.0f} entries/s")
 
 
+async def written(path: Path) -> None:
+    started = time.perf_counter()
+    store = await SQLiteStore.open(path, embedder=ClusteredEmbedder())
+    await store.search(AGENT, "warm up", mode="vector", domains=Domain.ARCHIVAL_MEMORY)
+    first = time.perf_counter() - started
+    indexes = store.backend._indexes  # pyright: ignore[reportPrivateUsage]
+    copied = indexes is not None and not all(i.viewed for i in indexes.indexes.values())
+    started = time.perf_counter()
+    await store.close()
+    closed = time.perf_counter() - started
+    print(
+        f"after another process's write: open + first vector search {first:.3f} s, "
+        f"close {closed:.3f} s, index copied into memory: {copied}"
+    )
+
+
 async def hybrid(path: Path, size: int) -> None:
     for name in (
         "bm25_query",
@@ -131,7 +153,7 @@ async def hybrid(path: Path, size: int) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["start", "inserts", "hybrid"])
+    parser.add_argument("what", choices=["start", "inserts", "hybrid", "written"])
     parser.add_argument("db", type=Path)
     parser.add_argument("n", type=int, nargs="?", default=2_000)
     parser.add_argument("--evict", action="store_true")
@@ -142,5 +164,8 @@ if __name__ == "__main__":
         anyio.run(start, args.db)
     elif args.what == "inserts":
         anyio.run(inserts, args.db, args.n)
+    elif args.what == "written":
+        subprocess.run([sys.executable, __file__, "inserts", str(args.db), "1"], check=True)
+        anyio.run(written, args.db)
     else:
         anyio.run(hybrid, args.db, args.n)

@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from satchel import StorageError
 from satchel.retrieval import AnnIndex
@@ -98,7 +100,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert loaded.search(vectors[10], 1)[0].tolist() == [7]
 
 
-def test_a_mapped_index_searches_like_a_loaded_one_and_copies_itself_on_change(
+def test_a_mapped_index_searches_like_a_loaded_one_and_keeps_changes_in_an_overlay(
     tmp_path: Path,
 ) -> None:
     rng = np.random.default_rng(5)
@@ -121,10 +123,15 @@ def test_a_mapped_index_searches_like_a_loaded_one_and_copies_itself_on_change(
     (tmp_path / "i.usearch").unlink()  # a later save deleted it: the map still serves
     mapped.remove(np.array([17]))
     mapped.add(np.array([9_000]), vectors[17:18])
-    assert not mapped.viewed
+    assert mapped.viewed  # changes went to the overlay: nothing was copied
+    assert mapped.overlaid == 2
     assert len(mapped) == 6_000
     assert mapped.search(vectors[17], 1)[0].tolist() == [9_000]
-    mapped.save(tmp_path / "again.usearch")
+    assert mapped.contains(np.array([17, 9_000, 18])).tolist() == [False, True, True]
+    mapped.save(tmp_path / "again.usearch")  # saving applies the overlay to a copy
+    assert not mapped.viewed
+    assert mapped.overlaid == 0
+    assert len(mapped) == 6_000
     assert AnnIndex.load(tmp_path / "again.usearch", 24).search(vectors[17], 1)[0].tolist() == [
         9_000
     ]
@@ -169,3 +176,82 @@ def test_vectors_returns_the_stored_unit_rows_of_known_ids() -> None:
     assert ids.tolist() == [3, 1]
     assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-3)
     assert np.allclose(found, rows[[3, 1]], atol=2e-3)
+
+
+def test_an_overlay_past_its_limit_copies_the_mapped_index(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    vectors = _unit(rng.standard_normal((100, 8)))
+    index = AnnIndex(8)
+    index.add(np.arange(100), vectors)
+    index.save(tmp_path / "i.usearch")
+    mapped = AnnIndex.load(tmp_path / "i.usearch", 8, view=True, overlay_limit=10)
+    mapped.add(np.arange(200, 204), vectors[:4])  # 4 new ids: 8 changes at most
+    assert mapped.viewed
+    assert mapped.overlaid == 4
+    mapped.remove(np.arange(0, 7))  # 4 + 7 hidden would pass 10: copied instead
+    assert not mapped.viewed
+    assert mapped.overlaid == 0
+    assert len(mapped) == 97
+    assert sorted(mapped.ids().tolist()) == [*range(7, 100), 200, 201, 202, 203]
+    assert mapped.search(vectors[0], 1)[0].tolist() == [200]
+
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.lists(st.integers(0, 80), min_size=1, max_size=6)),
+        st.tuples(st.just("remove"), st.lists(st.integers(0, 90), min_size=1, max_size=6)),
+        st.tuples(st.just("search"), st.integers(0, 79)),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=80)
+@given(ops=_OPS, limit=st.sampled_from([6, 30, 2_048]), seed=st.integers(0, 2**16))
+def test_a_mapped_index_with_an_overlay_behaves_like_one_in_memory(
+    tmp_path_factory: pytest.TempPathFactory,
+    ops: list[tuple[str, object]],
+    limit: int,
+    seed: int,
+) -> None:
+    """Any sequence of adds (new and present ids), removes (present and unknown ids)
+    and searches gives a mapped index the same contents and answers as an index in
+    memory (both exact at this size), before and after the overlay is copied in."""
+    rng = np.random.default_rng(seed)
+    pool = _unit(rng.standard_normal((80, 12)))
+    folder = tmp_path_factory.mktemp("overlay")
+    memory = AnnIndex(12)
+    memory.add(np.arange(40), pool[:40])
+    memory.save(folder / "i.usearch")
+    mapped = AnnIndex.load(folder / "i.usearch", 12, view=True, overlay_limit=limit)
+    for op, arg in ops:
+        if op == "add":
+            ids = np.asarray(arg, np.int64)
+            rows = pool[rng.integers(0, 80, len(ids))]
+            memory.add(ids, rows)
+            mapped.add(ids, rows)
+        elif op == "remove":
+            ids = np.asarray(arg, np.int64)
+            memory.remove(ids)
+            mapped.remove(ids)
+        else:
+            query = pool[int(arg)]  # pyright: ignore[reportArgumentType]
+            for k in (1, 5, 50):
+                want_ids, want_scores = memory.search(query, k)
+                got_ids, got_scores = mapped.search(query, k)
+                assert np.allclose(got_scores, want_scores, atol=1e-6)
+                assert set(got_ids.tolist()) <= set(memory.ids().tolist())
+                assert len(got_ids) == len(want_ids)
+        assert len(mapped) == len(memory)
+        assert sorted(mapped.ids().tolist()) == sorted(memory.ids().tolist())
+    probe = np.arange(-1, 92)
+    assert mapped.contains(probe).tolist() == memory.contains(probe).tolist()
+    got_ids, got_rows = mapped.vectors(probe)
+    want_ids, want_rows = memory.vectors(probe)
+    assert got_ids.tolist() == want_ids.tolist()
+    assert np.allclose(got_rows, want_rows, atol=1e-6)
+    query = pool[0]
+    assert np.allclose(mapped.scores_for(query, probe)[1], memory.scores_for(query, probe)[1])
+    mapped.save(folder / "again.usearch")
+    again = AnnIndex.load(folder / "again.usearch", 12, view=True)
+    assert sorted(again.ids().tolist()) == sorted(memory.ids().tolist())

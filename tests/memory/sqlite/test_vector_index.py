@@ -131,12 +131,13 @@ def test_the_index_is_saved_on_close_and_loaded_not_rebuilt(tmp_path: Path) -> N
             indexes = store.backend._indexes  # pyright: ignore[reportPrivateUsage]
             assert indexes is not None
             assert indexes._unsaved == 0  # pyright: ignore[reportPrivateUsage]
-            # Served from the mapped files until the first change copies them.
+            # Served from the mapped files; changes go to the overlay, nothing is copied.
             assert all(index.viewed for index in indexes.indexes.values())
             await store.create_block("ada", "late", "entry text late", kind=BlockKind.ARCHIVAL)
             hits = await store.search("ada", "entry text late", mode="vector", limit=1)
             assert [h.label for h in hits] == ["late"]
-            assert not indexes.indexes[BLOCKS].viewed
+            assert indexes.indexes[BLOCKS].viewed
+            assert indexes.indexes[BLOCKS].overlaid == 1
             await _assert_index_agrees(store)
 
     anyio.run(reopen)
@@ -162,6 +163,45 @@ def test_writes_by_another_process_after_the_save_are_replayed(tmp_path: Path) -
             hits = await store.search("ada", "entry text late", mode="vector", limit=1)
             assert [h.label for h in hits] == ["late"]
 
+    anyio.run(check)
+
+
+def test_a_few_changes_over_mapped_files_are_left_to_the_log_at_close(tmp_path: Path) -> None:
+    """Closing after a few changes does not copy the mapped index to save it: the next
+    process replays them from the log; many changes are saved."""
+    path = tmp_path / "m.db"
+    anyio.run(_fill, path, 20)
+    saved = _manifest(path)
+
+    async def change(count: int) -> None:
+        async with await SQLiteStore.open(path, embedder=SeededEmbedder()) as store:
+            await store.search("ada", "entry", mode="vector")  # maps the saved files
+            await store.delete_block("ada", f"entry-{count % 10}")
+            for i in range(count):
+                await store.create_block(
+                    "ada",
+                    f"late-{count}-{i}",
+                    f"entry text late {count} {i}",
+                    kind=BlockKind.ARCHIVAL,
+                )
+            hits = await store.search("ada", f"entry text late {count} 0", mode="vector", limit=1)
+            assert [h.label for h in hits] == [f"late-{count}-0"]
+            indexes = store.backend._indexes  # pyright: ignore[reportPrivateUsage]
+            assert indexes is not None
+            assert indexes.indexes[BLOCKS].viewed == (count < 500)
+
+    anyio.run(change, 3)
+    assert _manifest(path) == saved  # not saved: 4 changes are cheap to replay
+
+    async def check() -> None:
+        async with await SQLiteStore.open(path, embedder=SeededEmbedder()) as store:
+            await _assert_index_agrees(store)
+            hits = await store.search("ada", "entry text late 3 2", mode="vector", limit=1)
+            assert [h.label for h in hits] == ["late-3-2"]
+
+    anyio.run(check)
+    anyio.run(change, 1_200)  # past the overlay's limit and the replay threshold
+    assert int(_manifest(path)["added"]) > int(saved["added"])  # pyright: ignore[reportArgumentType]
     anyio.run(check)
 
 

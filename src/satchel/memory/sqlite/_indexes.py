@@ -22,8 +22,12 @@ exactly what the saved files lack. On first use a process
    set difference (adds what is missing, drops what is extra);
 4. saves again if that replayed or repaired much.
 
-Later searches apply the log since the last one (cheap), and the index is saved when
-many changes are unsaved and when the store closes. A process killed at any point
+Later searches apply the log since the last one (cheap; a mapped index keeps them in
+its overlay, see :class:`~satchel.retrieval.AnnIndex`), and the index is saved when
+many changes are unsaved and when the store closes, unless the indexes are still mapped
+and fewer than :data:`_REPLAY_CHEAP` changes are unsaved: saving would copy a mapped
+index into memory (seconds at a million entries) to spare the next process a replay
+of a few rows. A process killed at any point
 therefore costs only a replay of what it had not saved, and no search ever sees a
 deleted row: the log is applied in the same read snapshot as the search.
 """
@@ -54,6 +58,9 @@ logger = logging.getLogger("satchel.memory")
 _FORMAT = 1
 _DOMAINS = (BLOCKS, MESSAGES)
 _BATCH = 65_536
+_REPLAY_CHEAP = 1_000
+"""Fewer unsaved changes than this are left to the log rather than saved from a mapped
+index (at close) or saved after replaying them (at open)."""
 
 
 def index_folder(database: Path) -> Path:
@@ -122,10 +129,15 @@ class StoredIndexes:
                 self._save_quietly()
 
     def save(self) -> None:
-        """Save now if anything is unsaved (for a store closing)."""
+        """Save now if anything is unsaved (for a store closing), except a few changes
+        over mapped indexes (the module docstring says why)."""
         with self._lock:
-            if self._ready and self._unsaved:
-                self._save_quietly()
+            if not self._ready or not self._unsaved:
+                return
+            mapped = all(index.viewed for index in self.indexes.values())
+            if mapped and self._unsaved < _REPLAY_CHEAP:
+                return
+            self._save_quietly()
 
     # --- opening -----------------------------------------------------------------
 
@@ -133,7 +145,7 @@ class StoredIndexes:
         loaded = self._load(conn)
         self._catch_up(conn)
         repaired = self._verify(conn)
-        if not loaded or repaired or self._unsaved >= 1_000:
+        if not loaded or repaired or self._unsaved >= _REPLAY_CHEAP:
             self._save_quietly()
 
     def _load(self, conn: sqlite3.Connection) -> bool:
