@@ -42,7 +42,7 @@ import numpy as np
 from memory_scale import AGENT, ClusteredEmbedder, TextMaker, insert_api
 
 from satchel.memory import Domain, SQLiteStore
-from satchel.memory.sqlite import _backend, _search_sql, _searcher
+from satchel.memory.sqlite import _backend, _context_sql, _search_sql, _searcher
 from satchel.memory.sqlite._indexes import StoredIndexes
 from satchel.retrieval import AnnIndex
 
@@ -115,16 +115,17 @@ async def hybrid(path: Path, size: int) -> None:
         "bm25_query",
         "bm25_candidates",
         "_vector_candidates",
-        "_with_neighbours",
+        "context_shares",
         "lexical_coverage",
-        "neighbour_pks",
-        "closeness",
         "keep_matching",
         "rank",
         "_hydrate",
     ):
         timed(_searcher, name, name)
-    timed(_search_sql, "_matched_terms", "  coverage: _matched_terms")
+    for name in ("neighbour_pks", "closeness", "could_gain", "term_statistics"):
+        timed(_context_sql, name, f"  context: {name}")
+    timed(_context_sql, "matched_terms", "  context: matched_terms")
+    timed(_search_sql, "matched_terms", "  coverage: matched_terms")
     timed(AnnIndex, "search", "  index.search (graph walk)")
     timed(AnnIndex, "vectors", "  index.vectors (f16 rows)")
     timed(_backend, "run_search", "run_search (all)")
