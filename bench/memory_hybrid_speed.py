@@ -5,9 +5,11 @@ this checkout's ``src/``, the other the ``src/`` of ``--before`` (extracted with
 archive``). The parent asks them in turn, query by query, for a hybrid and a BM25-only
 search (BM25-only is the baseline of the ratios; the order of the four rotates), so
 machine load hits every column alike. It prints each column's p50 and p95 and the
-ratios, and checks that both commits return the same hits with the same scores (both
-workers run with ``PYTHONHASHSEED=0``: coverage sums a set of terms, whose order, and
-so the last bit of a score, follows the string hash).
+ratios, and checks that both commits return the same hits with the same scores (and,
+apart, the same hits in the same order, with the largest score difference). Both
+workers run with ``PYTHONHASHSEED=0``: before commit 26's determinism fix, coverage
+summed a set of terms, whose order, and so the last bit of a score, followed the string
+hash.
 
 Stores:
 
@@ -128,7 +130,8 @@ def compare(label: str, kind: str, path: Path, before: Path, n: int, rounds: int
     }
     columns = [(w, m) for m in ("bm25", "hybrid") for w in ("before", "now")]
     times: dict[tuple[str, str], list[float]] = {c: [] for c in columns}
-    same = differ = 0
+    same = differ = same_order = 0
+    largest = 0.0
     for round_ in range(rounds):
         for index in range(workers["now"].count):
             shift = (index + round_) % len(columns)
@@ -138,10 +141,17 @@ def compare(label: str, kind: str, path: Path, before: Path, n: int, rounds: int
                 times[(who, mode)].append(answers[(who, mode)]["ms"])
             if round_ == 0:
                 for mode in ("bm25", "hybrid"):
-                    if answers[("before", mode)]["hits"] == answers[("now", mode)]["hits"]:
+                    old, new = answers[("before", mode)]["hits"], answers[("now", mode)]["hits"]
+                    if old == new:
                         same += 1
                     else:
                         differ += 1
+                    if [h[0] for h in old] == [h[0] for h in new]:
+                        same_order += 1
+                        gaps = [
+                            abs(float(a[1]) - float(b[1])) for a, b in zip(old, new, strict=True)
+                        ]
+                        largest = max([largest, *gaps])
     for worker in workers.values():
         worker.close()
     base = statistics.median(times[("now", "bm25")])
@@ -157,6 +167,10 @@ def compare(label: str, kind: str, path: Path, before: Path, n: int, rounds: int
     )
     print(f"hybrid p50 now / before: x{ratio:.2f}")
     print(f"same hits and scores as before: {same} of {same + differ} searches")
+    print(
+        f"same hits in the same order: {same_order} of {same + differ} searches "
+        f"(largest score difference among them: {largest:.1e})"
+    )
 
 
 def extract(commit: str, into: Path) -> Path:

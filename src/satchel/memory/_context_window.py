@@ -147,13 +147,15 @@ def context_coverage(
     out: dict[_K, float] = {}
     for key, terms in own.items():
         inside = set(terms)
-        mass = sum(weights.get(term, 0.0) for term in inside)
         near: dict[str, float] = {}
         for found, closeness in around.get(key, ()):
             share = min(1.0, max(0.0, closeness))
             for term in lendable.intersection(found) - inside:
                 near[term] = max(near.get(term, 0.0), share)
-        mass += weight * sum(weights.get(term, 0.0) * share for term, share in near.items())
+        # Both sums in the query's term order, so a score is the same to the last bit
+        # in every process (a set's order follows the string hash seed).
+        mass = sum(w for term, w in weights.items() if term in inside)
+        mass += weight * sum(w * near[term] for term, w in weights.items() if term in near)
         out[key] = min(1.0, mass / total)
     return out
 

@@ -111,10 +111,13 @@ def term_coverage(
     total = sum(weights.values())
     if total <= 0:
         return dict.fromkeys(matched, 0.0)
-    return {
-        key: min(1.0, sum(weights.get(term, 0.0) for term in set(terms)) / total)
-        for key, terms in matched.items()
-    }
+    # Summed in the query's term order (not a set's), so a score is the same to the
+    # last bit in every process, whatever the string hash seed.
+    out: dict[_K, float] = {}
+    for key, terms in matched.items():
+        inside = set(terms)
+        out[key] = min(1.0, sum(w for term, w in weights.items() if term in inside) / total)
+    return out
 
 
 def _ranks(scores: Mapping[_K, float]) -> dict[_K, int]:
