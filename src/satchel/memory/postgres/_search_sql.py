@@ -282,8 +282,9 @@ async def bm25_candidates(
     sql: LiteralString = (
         f"WITH m AS MATERIALIZED (SELECT {a}.pk, {ranks} FROM {table} AS {a} "
         f"WHERE {a}.fts @@ ({joiner.join(queries)}) AND {where}{cap}), "
-        f"d AS (SELECT greatest(count(*)::float8, (SELECT CASE WHEN c.reltuples < 10000 "
-        f"THEN (SELECT count(*) FROM {table})::float8 ELSE c.reltuples::float8 END "
+        f"d AS MATERIALIZED (SELECT greatest(count(*)::float8, (SELECT CASE "
+        f"WHEN c.reltuples < 10000 THEN (SELECT count(*) FROM {table})::float8 "
+        f"ELSE c.reltuples::float8 END "
         f"FROM pg_class AS c WHERE c.oid = to_regclass('{table}'))) AS total, {dfs} FROM m), "
         f"top AS (SELECT m.pk, {score} AS s, ARRAY[{hits}] AS hit, d.total, "
         f"ARRAY[{counts}]::float8[] AS df FROM m, d ORDER BY s DESC, m.pk LIMIT %(n)s) "
