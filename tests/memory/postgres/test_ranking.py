@@ -3,18 +3,21 @@ dropping the commonest query terms on large tables."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 import pytest
 
-from satchel.memory import BlockKind
+from satchel.memory import BlockKind, SearchFilters
 from satchel.memory.postgres import PostgresStore
-from satchel.memory.postgres._search_sql import BLOCKS
+from satchel.memory.postgres._search_sql import BLOCKS, _Params, bm25_candidates, filter_clause
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
 
 
-def bulk_archival(url: str, texts: list[str]) -> None:
-    """Rows straight into the table (the store's API is tested elsewhere)."""
+def bulk_archival(url: str, texts: list[str], *, analyze: bool = True) -> None:
+    """Rows straight into the table (the store's API is tested elsewhere), then
+    ``ANALYZE`` unless told not to."""
     with psycopg.connect(url) as conn:
         conn.cursor().executemany(
             "INSERT INTO satchel_blocks (id, agent, label, value, chars, kind, permission, "
@@ -22,7 +25,8 @@ def bulk_archival(url: str, texts: list[str]) -> None:
             "'read_write', now(), now())",
             [(f"id{i}", f"bulk-{i}", text, len(text)) for i, text in enumerate(texts)],
         )
-        conn.execute("ANALYZE satchel_blocks")
+        if analyze:
+            conn.execute("ANALYZE satchel_blocks")
 
 
 async def test_a_rare_term_outweighs_a_common_one(pg_store: PostgresStore) -> None:
@@ -67,3 +71,44 @@ async def test_a_small_table_keeps_every_term(pg_store: PostgresStore) -> None:
     async with pg_store.backend._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
         chosen = await pg_store.backend._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
     assert (chosen.terms, chosen.combine) == (["common", "platypus"], "or")
+
+
+class _Explaining:
+    """A real connection that first runs each statement under ``EXPLAIN (ANALYZE)``
+    and keeps the plan (then runs it as asked)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.plans: list[dict[str, Any]] = []
+
+    async def execute(self, sql: str, params: Any = None) -> Any:
+        cursor = await self.conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+        self.plans.append((await cursor.fetchone())[0][0]["Plan"])
+        return await self.conn.execute(sql, params)
+
+
+def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [plan, *(node for child in plan.get("Plans", []) for node in _nodes(child))]
+
+
+async def test_bm25_computes_document_frequencies_once_per_query(
+    pg_store: PostgresStore, pg_url: str
+) -> None:
+    """The aggregate over the matching rows runs once, not once per matching row: on a
+    table not yet analysed (a new store) the planner guessed one match and had put it
+    inside a nested loop, quadratic in the matches."""
+    texts = [f"common filler {i} platypus" * (1 + i % 3) for i in range(300)]
+    bulk_archival(pg_url, texts, analyze=False)
+    backend = pg_store.backend
+    async with backend._db.connection() as conn:  # pyright: ignore[reportPrivateUsage]
+        params = _Params(me="ada", q=None, model=None)
+        where = filter_clause(BLOCKS, SearchFilters(), params)
+        choice = await backend._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
+        explaining = _Explaining(conn)
+        found = await bm25_candidates(explaining, BLOCKS, choice, where, params, 50, fill_in=False)  # type: ignore[arg-type]
+    assert len(found) == 50
+    aggregates = [n for n in _nodes(explaining.plans[0]) if n["Node Type"] == "Aggregate"]
+    assert aggregates
+    assert all(n["Actual Loops"] == 1 for n in aggregates), [
+        (n["Node Type"], n["Actual Loops"]) for n in aggregates
+    ]
