@@ -1,9 +1,15 @@
 """The SQLite :class:`SQLiteBackend`: the database steps of the embedded store.
 
 It connects, migrates, and runs each step in a worker thread, reads on a pooled reader
-and writes in one transaction on the writer. A write to a block re-checks the level
-the permission gate allowed first thing in its transaction (:meth:`SQLiteBackend._checked`).
-The gate itself, consent and embedding are :class:`~satchel.memory.GatedStore`'s.
+and writes in one transaction on the writer (:mod:`._backend_base`). A write to a block
+re-checks the level the permission gate allowed first thing in its transaction
+(:meth:`~satchel.memory.sqlite._backend_blocks.BlockSteps._checked`). The gate itself,
+consent and embedding are :class:`~satchel.memory.GatedStore`'s.
+
+The class is written in three modules: this one (opening and closing, the embedding
+model, search, vectors, export and import), :mod:`._backend_blocks` (the block steps)
+and :mod:`._backend_agents` (agents and messages), whose classes are its bases and hold
+no state of their own.
 """
 
 from __future__ import annotations
@@ -11,57 +17,37 @@ from __future__ import annotations
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
-from datetime import datetime
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
 import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
-from satchel.memory._history import BlockVersion
-from satchel.memory._models import (
-    AgentSummary,
-    Block,
-    BlockKind,
-    ImportReport,
-    Message,
-    OnConflict,
-    Permission,
-    SearchHit,
-    Unset,
-)
-from satchel.memory._operator import BlockChange
+from satchel.memory._backend import MemoryBackend, RestoreBatch, TextDomain
+from satchel.memory._models import Block, ImportReport, Message, OnConflict, SearchHit
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
-from satchel.memory.sqlite import _agents, _blocks, _history, _operator, _records
+from satchel.memory.sqlite import _records
+from satchel.memory.sqlite._backend_agents import AgentSteps
+from satchel.memory.sqlite._backend_blocks import BlockSteps
 from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._indexes import StoredIndexes, index_folder
-from satchel.memory.sqlite._messages import (
-    BLOCKS,
-    MESSAGES,
-    insert_message,
-    list_messages,
-    store_vectors,
-    texts_to_embed,
-)
+from satchel.memory.sqlite._messages import BLOCKS, MESSAGES, store_vectors, texts_to_embed
 from satchel.memory.sqlite._migrations import migrate
-from satchel.memory.sqlite._paging import visible_page
 from satchel.memory.sqlite._searcher import run_search
 
 __all__ = ["SQLiteBackend"]
 
 logger = logging.getLogger("satchel.memory")
 
-_T = TypeVar("_T")
 F32 = npt.NDArray[np.float32]
 _DOMAINS: dict[TextDomain, int] = {"blocks": BLOCKS, "messages": MESSAGES}
 
 
-class SQLiteBackend:
+class SQLiteBackend(BlockSteps, AgentSteps):
     """The database steps of the embedded memory store: one SQLite file, WAL, FTS5
     BM25 and a vector index. Implements :class:`~satchel.memory.MemoryBackend`; wrapped
     by :class:`~satchel.memory.SQLiteStore`.
@@ -116,7 +102,7 @@ class SQLiteBackend:
         """Close every connection from this thread (for a constructor that failed)."""
         self._db.close()
 
-    # --- plumbing ------------------------------------------------------------------
+    # --- the embedding model ------------------------------------------------------
 
     def _claim_model(self, conn: sqlite3.Connection) -> tuple[bool, str]:
         """Whether the file's vectors are this model's, and the database's random id
@@ -146,264 +132,11 @@ class SQLiteBackend:
         )
         return False, database_id
 
-    async def _read(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await anyio.to_thread.run_sync(self._db.read, function)
-
-    async def _write(self, function: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await anyio.to_thread.run_sync(self._db.write, function)
-
-    async def _checked(
-        self,
-        agent: str,
-        pk: int,
-        level: Permission,
-        write: Callable[[sqlite3.Connection], _T],
-    ) -> _T:
-        """Run ``write`` in one transaction that first re-checks the level the gate
-        allowed."""
-
-        def run(conn: sqlite3.Connection) -> _T:
-            _blocks.check_level(conn, pk, agent, level)
-            return write(conn)
-
-        return await self._write(run)
-
-    # --- blocks: the database steps -------------------------------------------------
-
-    async def resolve(self, agent: str, labels: Sequence[str]) -> list[tuple[int, Block]]:
-        return await self._read(
-            lambda conn: [_blocks.resolve(conn, agent, label) for label in labels]
-        )
-
-    async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
-        return await self._read(lambda conn: _blocks.list_visible(conn, agent, kinds))
-
-    async def list_visible_page(
-        self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
-    ) -> tuple[list[Block], int]:
-        return await self._read(lambda conn: visible_page(conn, agent, kinds, offset, limit))
-
-    async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
-        def run(conn: sqlite3.Connection) -> Block:
-            pk, block = _blocks.insert(conn, **new)
-            if vector is not None:
-                store_vectors(conn, BLOCKS, [(pk, new["value"])], vector[None, :])
-            return block
-
-        return await self._write(run)
-
-    async def set_text(
-        self,
-        agent: str,
-        pk: int,
-        level: Permission,
-        value: str,
-        *,
-        expected_version: int | None,
-        description: str | None,
-        vector: F32 | None,
-        hard_limit: bool,
-    ) -> Block:
-        def write(conn: sqlite3.Connection) -> Block:
-            _, after = _blocks.set_text(
-                conn,
-                pk,
-                value,
-                expected_version=expected_version,
-                description=description,
-                hard_limit=hard_limit,
-            )
-            if vector is not None:
-                store_vectors(conn, BLOCKS, [(pk, value)], vector[None, :])
-            return after
-
-        return await self._checked(agent, pk, level, write)
-
-    async def append(
-        self,
-        agent: str,
-        pk: int,
-        level: Permission,
-        text: str,
-        separator: str,
-        *,
-        hard_limit: bool,
-    ) -> Block:
-        return await self._checked(
-            agent,
-            pk,
-            level,
-            lambda conn: _blocks.append(conn, pk, text, separator, hard_limit=hard_limit),
-        )
-
-    async def replace(
-        self,
-        agent: str,
-        pk: int,
-        level: Permission,
-        old: str,
-        new: str,
-        *,
-        expected_version: int | None,
-        hard_limit: bool,
-    ) -> Block:
-        return await self._checked(
-            agent,
-            pk,
-            level,
-            lambda conn: _blocks.replace(
-                conn,
-                pk,
-                old,
-                new,
-                expected_version=expected_version,
-                hard_limit=hard_limit,
-            ),
-        )
-
-    async def delete(
-        self, agent: str, pk: int, level: Permission, *, expected_version: int | None
-    ) -> Block:
-        return await self._checked(
-            agent,
-            pk,
-            level,
-            lambda conn: _blocks.delete(conn, pk, expected_version=expected_version),
-        )
-
-    async def set_kind(
-        self,
-        agent: str,
-        pk: int,
-        level: Permission,
-        kind: BlockKind,
-        *,
-        expected_version: int | None,
-    ) -> Block:
-        blocks = await self._checked(
-            agent,
-            pk,
-            level,
-            lambda conn: _blocks.set_kinds(conn, [(pk, kind, expected_version)]),
-        )
-        return blocks[0]
-
-    async def swap(
-        self,
-        agent: str,
-        archive: tuple[int, Permission],
-        load: tuple[int, Permission],
-    ) -> tuple[Block, Block]:
-        (a, level_a), (b, level_b) = archive, load
-
-        def run(conn: sqlite3.Connection) -> tuple[Block, Block]:
-            _blocks.check_level(conn, a, agent, level_a)
-            _blocks.check_level(conn, b, agent, level_b)
-            archived, loaded = _blocks.set_kinds(
-                conn, [(a, BlockKind.ARCHIVAL, None), (b, BlockKind.WORKING, None)]
-            )
-            return archived, loaded
-
-        return await self._write(run)
-
-    async def set_share(
-        self,
-        agent: str,
-        pk: int,
-        level: Permission,
-        recipient: str,
-        permission: Permission | None,
-    ) -> Block:
-        return await self._checked(
-            agent,
-            pk,
-            level,
-            lambda conn: _blocks.set_share(conn, pk, recipient, permission),
-        )
-
-    async def configure(
-        self,
-        agent: str,
-        pk: int,
-        *,
-        permission: Permission | None,
-        char_limit: int | Unset | None,
-        description: str | None,
-    ) -> Block:
-        return await self._write(
-            lambda conn: _blocks.configure(
-                conn,
-                pk,
-                agent,
-                permission=permission,
-                char_limit=char_limit,
-                description=description,
-            )
-        )
-
-    async def operator_write(
-        self,
-        agent: str,
-        pk: int,
-        change: BlockChange,
-        *,
-        expected_version: int,
-        vector: F32 | None,
-    ) -> Block:
-        return await self._write(
-            lambda conn: _operator.operator_write(
-                conn, pk, agent, change, expected_version=expected_version, vector=vector
-            )
-        )
-
-    async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
-        return await self._write(
-            lambda conn: _operator.operator_delete(
-                conn, pk, agent, expected_version=expected_version
-            )
-        )
-
-    # --- agents: the database steps ------------------------------------------------
-
-    async def initialise_agent(
-        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
-    ) -> list[Block] | None:
-        return await self._write(lambda conn: _agents.initialise(conn, agent, template, blocks))
-
-    async def is_set_up(self, agent: str) -> bool:
-        return await self._read(lambda conn: _agents.is_set_up(conn, agent))
-
-    async def agent_summaries(self, agent: str | None) -> list[AgentSummary]:
-        return await self._read(lambda conn: _agents.summaries(conn, agent))
-
-    # --- messages and search: the database steps ------------------------------------
-
-    async def insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
-        return await self._write(lambda conn: insert_message(conn, **new, vector=vector))
-
-    async def list_messages(
-        self,
-        agent: str,
-        *,
-        conversation_id: str | None,
-        limit: int,
-        before: datetime | None,
-    ) -> list[Message]:
-        return await self._read(
-            lambda conn: list_messages(
-                conn, agent, conversation_id=conversation_id, limit=limit, before=before
-            )
-        )
+    # --- search and vectors: the database steps -----------------------------------
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
         indexes = self._indexes if self.vectors_ok else None
         return await self._read(lambda conn: run_search(conn, indexes, request))
-
-    # --- vectors: the database steps ------------------------------------------------
-
-    async def block_history(self, block_id: str) -> list[BlockVersion]:
-        """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""
-        return await self._read(lambda conn: _history.block_history(conn, block_id))
 
     async def block_text(self, pk: int) -> str:
         row = await self._read(

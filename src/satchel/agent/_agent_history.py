@@ -1,0 +1,170 @@
+"""The conversation history of :class:`~satchel.agent.Agent`: loading it from the
+memory store (or from the agent itself without one) and recording each message as it
+is said.
+
+A loaded history has each tool result right after the call it answers, and the stored
+running summary (:mod:`satchel.agent._summary`) is kept apart from the messages. A
+recorded message carries in its metadata what reading it back needs: the tool calls of
+an assistant message, the call id and tool name of a tool result. :class:`ConversationLog`
+is a part of the agent (a base), kept in its own module; it holds no state of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from satchel.agent._messages import ChatMessage
+from satchel.agent._run import RunResult
+from satchel.agent._summary import SUMMARY_KIND
+from satchel.memory import MemoryStore, Message
+from satchel.providers import ToolCall
+from satchel.tools import ToolResult
+
+__all__ = ["RULE_NOTE", "ConversationLog", "as_mapping"]
+
+_HISTORY_LOAD = 200
+RULE_NOTE = "[satchel] "
+"""The start of a note the tool rules add to the conversation (recorded as a
+``system`` message)."""
+
+
+class ConversationLog:
+    """The conversation history of :class:`~satchel.agent.Agent` (see the module
+    docstring); the agent supplies the attributes below."""
+
+    name: str
+    memory: MemoryStore | None
+    _histories: dict[str, list[ChatMessage]]
+    _summaries: dict[str, tuple[str, datetime | None]]
+
+    async def _history(self, conversation: str) -> list[ChatMessage]:
+        if self.memory is None:
+            return self._histories.setdefault(conversation, [])
+        stored = await self.memory.list_messages(
+            self.name, conversation_id=conversation, limit=_HISTORY_LOAD
+        )
+        messages: list[Message] = []
+        for message in stored:
+            meta = message.metadata or {}
+            if message.role == "system" and meta.get("kind") == SUMMARY_KIND:
+                through = _timestamp(meta.get("through")) or message.created_at
+                self._summaries[conversation] = (message.content, through)
+            else:
+                messages.append(message)
+        return _paired([m for m in map(_from_stored, messages) if m is not None])
+
+    async def _add(
+        self,
+        run: RunResult,
+        history: list[ChatMessage],
+        message: ChatMessage,
+        result: ToolResult | None = None,
+    ) -> None:
+        if message.created_at is None:
+            message = replace(message, created_at=datetime.now(UTC))
+        history.append(message)
+        run.messages.append(message)
+        if self.memory is None:
+            return
+        metadata: dict[str, Any] = {}
+        content = message.content
+        role = message.role
+        if message.tool_calls:
+            metadata["tool_calls"] = [
+                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls
+            ]
+            if not content:  # searchable words for a message that only called tools
+                content = "; ".join(f"{c.name}({_args_text(c)})" for c in message.tool_calls)
+                metadata["content_from_calls"] = True
+        if message.role == "tool":
+            metadata.update(tool_call_id=message.tool_call_id, name=message.name)
+            if result is not None:
+                metadata["ok"] = result.ok
+        if message.role == "user" and content.startswith(RULE_NOTE):
+            role = "system"
+        await self.memory.add_message(
+            self.name,
+            role,
+            content or "(empty)",
+            conversation_id=run.conversation_id,
+            created_at=message.created_at,
+            metadata=metadata or None,
+        )
+
+
+def _args_text(call: ToolCall) -> str:
+    if isinstance(call.arguments, str):
+        return call.arguments[:200]
+    return json.dumps(call.arguments, ensure_ascii=False)[:200]
+
+
+def as_mapping(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else ``{}`` (metadata read back is untyped)."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _timestamp(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
+    """``history`` with each tool result right after the message that called it (a tool
+    such as ``send_message`` records its own message while it runs, between the call
+    and its result, and providers refuse anything between the two)."""
+    results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
+    placed: set[str] = set()
+    ordered: list[ChatMessage] = []
+    for message in history:
+        if message.role == "tool":
+            if message.tool_call_id in placed:
+                continue
+            ordered.append(message)  # a result whose call is not in the window
+            continue
+        ordered.append(message)
+        for call in message.tool_calls:
+            found = results.get(call.id) if call.id else None
+            if found is not None and call.id not in placed:
+                ordered.append(found)
+                placed.add(call.id or "")
+    return ordered
+
+
+def _from_stored(message: Message) -> ChatMessage | None:
+    meta = dict(message.metadata or {})
+    if message.role == "user":
+        sender = meta.get("from")
+        prefix = f"[message from {sender}] " if isinstance(sender, str) else ""
+        return ChatMessage(
+            role="user", content=prefix + message.content, created_at=message.created_at
+        )
+    if message.role == "system":
+        return ChatMessage(role="user", content=message.content, created_at=message.created_at)
+    if message.role == "assistant":
+        stored: list[Any] = list(meta.get("tool_calls") or ())
+        calls = tuple(
+            ToolCall(
+                None if (c := as_mapping(item)).get("id") is None else str(c["id"]),
+                str(c.get("name", "")),
+                as_mapping(c.get("arguments")),
+            )
+            for item in stored
+        )
+        text = "" if meta.get("content_from_calls") else message.content
+        return ChatMessage(
+            role="assistant", content=text, tool_calls=calls, created_at=message.created_at
+        )
+    return ChatMessage(
+        role="tool",
+        content=message.content,
+        tool_call_id=meta.get("tool_call_id"),
+        name=meta.get("name"),
+        created_at=message.created_at,
+    )

@@ -1,0 +1,61 @@
+"""The agent and message steps of :class:`~satchel.memory.sqlite._backend.SQLiteBackend`:
+setting an agent up, describing agents, and recording and listing conversation messages.
+
+:class:`AgentSteps` is a part of the backend (its base), kept in its own module; it
+holds no state of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from satchel.memory._backend import NewBlock, NewMessage
+from satchel.memory._models import AgentSummary, Block, Message
+from satchel.memory.sqlite import _agents
+from satchel.memory.sqlite._backend_base import BackendBase
+from satchel.memory.sqlite._messages import insert_message, list_messages
+
+__all__ = ["AgentSteps"]
+
+F32 = npt.NDArray[np.float32]
+
+
+class AgentSteps(BackendBase):
+    """The agent and message steps of
+    :class:`~satchel.memory.sqlite._backend.SQLiteBackend` (see the module docstring)."""
+
+    # --- agents -------------------------------------------------------------------
+
+    async def initialise_agent(
+        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
+    ) -> list[Block] | None:
+        return await self._write(lambda conn: _agents.initialise(conn, agent, template, blocks))
+
+    async def is_set_up(self, agent: str) -> bool:
+        return await self._read(lambda conn: _agents.is_set_up(conn, agent))
+
+    async def agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+        return await self._read(lambda conn: _agents.summaries(conn, agent))
+
+    # --- messages -----------------------------------------------------------------
+
+    async def insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
+        return await self._write(lambda conn: insert_message(conn, **new, vector=vector))
+
+    async def list_messages(
+        self,
+        agent: str,
+        *,
+        conversation_id: str | None,
+        limit: int,
+        before: datetime | None,
+    ) -> list[Message]:
+        return await self._read(
+            lambda conn: list_messages(
+                conn, agent, conversation_id=conversation_id, limit=limit, before=before
+            )
+        )
