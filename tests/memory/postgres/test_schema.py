@@ -264,6 +264,7 @@ async def test_upgrading_moves_stored_vectors_to_the_side_tables_and_search_is_u
             "0003_block_history",
             "0004_vector_side_tables",
             "0005_block_neighbours",
+            "0006_one_block_owner_index",
         ]
         moved = dict(rows(empty_url, "SELECT pk, embedding::text FROM satchel_block_vectors"))
         assert moved == stored

@@ -31,7 +31,7 @@ from satchel._migrations import (
     postgres_applied,
 )
 from satchel.memory.postgres import _history, _migration_vectors
-from satchel.memory.postgres._context_sql import NEIGHBOUR_INDEX_SQL
+from satchel.memory.postgres._context_sql import NEIGHBOUR_INDEX_SQL, ONE_BLOCK_INDEX_SQL
 
 __all__ = [
     "COMPONENT",
@@ -154,6 +154,9 @@ migration(_migration_vectors.NAME, _migration_vectors.SQL)
 
 # Neighbouring-entry context in search (satchel.memory._context_window).
 migration("0005_block_neighbours", NEIGHBOUR_INDEX_SQL)
+
+# One index on (agent, kind, pk) for blocks, so the planner cannot pick the shorter one.
+migration("0006_one_block_owner_index", ONE_BLOCK_INDEX_SQL)
 
 REQUIRED_EXTENSIONS: tuple[str, ...] = ("vector", "unaccent")
 """The extensions the schema needs: pgvector, and unaccent for full-text search."""
