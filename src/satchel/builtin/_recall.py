@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from satchel._errors import AlreadyExistsError, NotFoundError, ToolRetry
+from satchel._errors import AlreadyExistsError, ToolRetry
+from satchel.builtin._lookup import find_readable
 from satchel.builtin._views import BlockInfo, Label, block_info, checked
 from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
@@ -56,10 +57,16 @@ class RecallAppend(_Op):
 
 
 class RecallRead(_Op):
-    """Read an entry's full text by its label."""
+    """Read an entry's full text by its label or its id."""
 
     operation: Literal["read"]
-    label: Label
+    label: str = Field(
+        min_length=1,
+        max_length=300,
+        validation_alias=AliasChoices("label", "id"),
+        description="The entry's label as search shows it (owner/label for another "
+        "agent's), or its id from a search result. A label is tried first.",
+    )
 
 
 class RecallDelete(_Op):
@@ -95,16 +102,22 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
             --agent auto``): ``search`` also shows the person's archival entries, as
             ``person/label``, and ``read`` opens them (read-only; never another
             project's). See :class:`~satchel.builtin.SearchTool`.
+
+    ``read`` takes a label or an entry's id (the ``id`` of a search hit; ``id`` is
+    accepted as the field name too). A label is tried first, then an id, each in the
+    agent's memory and then in the person's archive, so a label equal to some id still
+    names the labelled block. Nothing opens by id that would not open by label.
     """
 
     name = "recall"
     description = (
         "Your archival memory: a long-term store outside your context, for facts, notes "
         "and documents you may need later. Find entries with the search tool (domain "
-        "archival_memory); its results give each entry's label.\n\n"
+        "archival_memory); its results give each entry's label and id.\n\n"
         "Operations: insert stores new content (optionally with a label and tags); append "
-        "adds to an entry; read returns an entry's full text; delete removes an entry for "
-        "good. To bring an entry into your context, use the context tool's load."
+        "adds to an entry; read returns an entry's full text (by label or id); delete "
+        "removes an entry for good. To bring an entry into your context, use the context "
+        "tool's load."
     )
     summary = "Store, read, extend and delete archival memory entries."
     usage_rule = (
@@ -156,7 +169,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     entry=block_info(block, agent),
                 )
             case RecallRead():
-                block = await checked(self._read(agent, params.label))
+                block = await find_readable(self.store, agent, params.label, self.global_agent)
                 entry = block_info(block, agent, with_value=True)
                 if block.agent != agent and agent not in block.shares:  # the person's
                     entry = entry.model_copy(update={"permission": Permission.READ_ONLY})
@@ -172,25 +185,6 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     message=f"Deleted {block.address_for(agent)!r} ({block.chars} characters).",
                     entry=block_info(block, agent, with_value=True),
                 )
-
-    async def _read(self, agent: str, label: str) -> Block:
-        """The block ``agent`` means by ``label``; failing that, with per-project agents,
-        the person's own archival entry ``person/label`` (or a bare label the agent
-        does not have), which ``search`` showed it. No other agent's memory is read."""
-        try:
-            return await self.store.get_block(agent, label)
-        except NotFoundError:
-            person = self.global_agent
-            owner, _, bare = label.rpartition("/")
-            if person is None or person == agent or owner not in ("", person):
-                raise
-            try:
-                block = await self.store.get_block(person, bare)
-            except NotFoundError:
-                block = None
-            if block is None or block.agent != person or block.kind is not BlockKind.ARCHIVAL:
-                raise
-            return block
 
     async def _insert(self, agent: str, params: RecallInsert) -> Block:
         tags = params.tags or ()
