@@ -91,7 +91,7 @@ async def find_readable(store: MemoryStore, agent: str, name: str, person: str |
         found = await _by_id(store, agent, name, person)
     if found is None:
         who = _person_for(agent, person)
-        where = "your memory" + (f" or {who!r}'s archival memory" if who is not None else "")
+        where = "your memory" + (f" or in {who}'s archival memory" if who is not None else "")
         raise NotFoundError(
             f"No block in {where} is labelled {name[:120]!r}, and none has that id. "
             "Search to see each entry's label and id.",
