@@ -275,3 +275,12 @@ async def test_a_project_reads_the_person_s_entries_by_id_exactly_as_by_label(
 async def _value(tmp_path: Path, agent: str, label: str) -> str:
     async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
         return (await store.get_block(agent, label)).value
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "tab\there", "a/b/c", "default/"])
+async def test_a_name_that_cannot_be_an_id_is_simply_not_found(kit: Kit, name: str) -> None:
+    error = await kit.error("recall", {"operation": "read", "label": name})
+
+    assert error.kind == "failed"
+    assert "none has that id" in error.message
+    assert "\n" not in error.message

@@ -85,7 +85,7 @@ async def load_copy(store: MemoryStore, agent: str, label: str, target: str) -> 
         source,
         target,
         permission=_level(source, agent),
-        instead="or leave it out to load the entry itself",
+        advice="Choose another target_label, or leave it out to load the entry itself.",
     )
 
 
@@ -96,7 +96,7 @@ async def copy_entry(
     target: str,
     *,
     permission: Permission,
-    instead: str,
+    advice: str,
 ) -> Block:
     """Create ``agent``'s working block ``target`` with ``source``'s text, description,
     limit and tags, and ``permission``; ``source`` is not changed.
@@ -107,7 +107,7 @@ async def copy_entry(
         source: The archival entry copied, as read.
         target: The copy's bare label.
         permission: The copy's permission.
-        instead: What else to do when ``target`` is taken, for the message.
+        advice: The sentence saying what to do when ``target`` is taken.
 
     Raises:
         ToolRetry: ``target`` exists.
@@ -131,7 +131,7 @@ async def copy_entry(
     except AlreadyExistsError as exc:
         raise ToolRetry(
             f"Block {target!r} already exists, so the entry was not loaded under that "
-            f"label. Choose another target_label, {instead}.",
+            f"label. {advice}",
             details={"label": source.address_for(agent), "target_label": target},
         ) from exc
 

@@ -160,7 +160,8 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                         entry,
                         params.target_label or entry.label,
                         permission=entry.permission,
-                        instead="as the person's entry stays theirs and only a copy loads",
+                        advice="Choose another target_label: the person's entry loads only "
+                        "as a copy.",
                     )
                     return _done(
                         f"Loaded a copy of {params.label!r} as {{}} (the person's entry stays "
