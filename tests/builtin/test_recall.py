@@ -284,3 +284,51 @@ async def test_a_name_that_cannot_be_an_id_is_simply_not_found(kit: Kit, name: s
     assert error.kind == "failed"
     assert "none has that id" in error.message
     assert "\n" not in error.message
+
+
+async def test_append_and_delete_take_the_entry_s_id_too(kit: Kit) -> None:
+    entry = await kit.store.create_block(
+        "ada", "log", "start", kind=BlockKind.ARCHIVAL, permission=Permission.ADMIN
+    )
+
+    appended = await kit.ok("recall", {"operation": "append", "id": entry.id, "content": "next"})
+    deleted = await kit.ok("recall", {"operation": "delete", "label": entry.id})
+
+    assert appended["entry"]["label"] == "log"
+    assert deleted["entry"]["value"] == "start\nnext"
+    assert await kit.store.list_blocks("ada") == []
+
+
+async def test_a_core_block_s_id_is_refused_by_recall_writes_with_its_label(kit: Kit) -> None:
+    human = await kit.store.create_block("ada", "human", "Sam.", permission=Permission.ADMIN)
+
+    error = await kit.error("recall", {"operation": "delete", "label": human.id})
+
+    assert error.kind == "retry"
+    assert "'human' is in core memory" in error.message
+    assert (await kit.store.get_block("ada", "human")).value == "Sam."
+
+
+async def test_a_project_is_told_the_person_s_entry_is_read_only_by_label_and_by_id(
+    tmp_path: Path,
+) -> None:
+    person, app = "default", "project:github.com:acme:app"
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        dentist = await store.create_block(
+            person, "dentist", "Dr Lee.", kind=BlockKind.ARCHIVAL, permission=Permission.ADMIN
+        )
+        tools = memory_toolset(store, global_agent=person)
+        ctx = ToolContext(agent=app)
+        for name, args in [
+            ("default/dentist", {"operation": "append", "content": "Moved."}),
+            ("dentist", {"operation": "delete"}),
+        ]:
+            result = await tools.call("recall", {**args, "label": name}, ctx)
+            assert result.error is not None
+            assert result.error.kind == "denied"
+            assert "context load" in result.error.message
+        by_id = await tools.call("recall", {"operation": "delete", "label": dentist.id}, ctx)
+        assert by_id.error is not None
+        assert by_id.error.kind == "denied"
+        assert "'default/dentist' is default's archival entry" in by_id.error.message
+        assert (await store.get_block(person, "dentist")).value == "Dr Lee."

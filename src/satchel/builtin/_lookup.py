@@ -19,7 +19,7 @@ from satchel._errors import InvalidInputError, NotFoundError
 from satchel.builtin._views import checked
 from satchel.memory import Block, BlockKind, MemoryStore
 
-__all__ = ["find_readable", "person_entry"]
+__all__ = ["find_readable", "person_entry", "persons_by_name"]
 
 
 def _person_for(agent: str, person: str | None) -> str | None:
@@ -47,6 +47,22 @@ async def person_entry(
     try:
         block = await store.get_block(who, bare)
     except NotFoundError:
+        return None
+    return block if _is_persons_entry(block, who) else None
+
+
+async def persons_by_name(
+    store: MemoryStore, agent: str, name: str, person: str | None
+) -> Block | None:
+    """The person's archival entry ``name`` names as a label (see :func:`person_entry`)
+    or as an id, or ``None``. For telling a project why it may not write it."""
+    found = await person_entry(store, agent, name, person)
+    who = _person_for(agent, person)
+    if found is not None or who is None:
+        return found
+    try:
+        block = await store.get_block_by_id(who, name)
+    except (NotFoundError, InvalidInputError):
         return None
     return block if _is_persons_entry(block, who) else None
 
