@@ -56,30 +56,26 @@ async def persons_by_name(
 ) -> Block | None:
     """The person's archival entry ``name`` names as a label (see :func:`person_entry`)
     or as an id, or ``None``. For telling a project why it may not write it."""
-    found = await person_entry(store, agent, name, person)
-    who = _person_for(agent, person)
-    if found is not None or who is None:
-        return found
-    try:
-        block = await store.get_block_by_id(who, name)
-    except (NotFoundError, InvalidInputError):
-        return None
-    return block if _is_persons_entry(block, who) else None
+    return await person_entry(store, agent, name, person) or await _persons_by_id(
+        store, agent, name, person
+    )
 
 
-async def _by_id(store: MemoryStore, agent: str, block_id: str, person: str | None) -> Block | None:
+async def _visible_by_id(store: MemoryStore, agent: str, block_id: str) -> Block | None:
     try:  # not through ``checked``: an impossible id is simply no id here
         return await store.get_block_by_id(agent, block_id)
     except (NotFoundError, InvalidInputError):
-        pass
+        return None
+
+
+async def _persons_by_id(
+    store: MemoryStore, agent: str, block_id: str, person: str | None
+) -> Block | None:
     who = _person_for(agent, person)
     if who is None:
         return None
-    try:
-        block = await store.get_block_by_id(who, block_id)
-    except (NotFoundError, InvalidInputError):
-        return None
-    return block if _is_persons_entry(block, who) else None
+    block = await _visible_by_id(store, who, block_id)
+    return block if block is not None and _is_persons_entry(block, who) else None
 
 
 async def find_readable(store: MemoryStore, agent: str, name: str, person: str | None) -> Block:
@@ -102,9 +98,11 @@ async def find_readable(store: MemoryStore, agent: str, name: str, person: str |
     except NotFoundError as exc:
         if "candidates" in exc.details:  # ambiguous: the agent must pick a name
             raise
-    found = await person_entry(store, agent, name, person)
-    if found is None:
-        found = await _by_id(store, agent, name, person)
+    found = (
+        await person_entry(store, agent, name, person)
+        or await _visible_by_id(store, agent, name)
+        or await _persons_by_id(store, agent, name, person)
+    )
     if found is None:
         who = _person_for(agent, person)
         where = "your memory" + (f" or in {who}'s archival memory" if who is not None else "")
