@@ -332,3 +332,14 @@ async def test_a_project_is_told_the_person_s_entry_is_read_only_by_label_and_by
         assert by_id.error.kind == "denied"
         assert "'default/dentist' is default's archival entry" in by_id.error.message
         assert (await store.get_block(person, "dentist")).value == "Dr Lee."
+
+
+async def test_a_message_s_id_is_not_an_entry_and_the_error_says_where_its_text_is(
+    kit: Kit,
+) -> None:
+    message = await kit.store.add_message("ada", "user", "My cat is called Miso.")
+
+    error = await kit.error("recall", {"operation": "read", "label": message.id})
+
+    assert error.kind == "failed"
+    assert "search result holds its full text" in error.message

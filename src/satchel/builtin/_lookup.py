@@ -108,7 +108,8 @@ async def find_readable(store: MemoryStore, agent: str, name: str, person: str |
         where = "your memory" + (f" or in {who}'s archival memory" if who is not None else "")
         raise NotFoundError(
             f"No block in {where} is labelled {name[:120]!r}, and none has that id. "
-            "Search to see each entry's label and id.",
+            "Search to see each entry's label and id (a conversation message is not an "
+            "entry: its search result holds its full text).",
             details={"label": name[:120], "tried": ["label", "id"]},
         )
     return found
