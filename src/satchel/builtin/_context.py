@@ -27,7 +27,7 @@ from satchel.builtin._context_ops import (
     ContextSet,
     ContextSwap,
 )
-from satchel.builtin._lookup import person_entry
+from satchel.builtin._lookup import person_entry_not_own
 from satchel.builtin._views import block_info, checked
 from satchel.memory import Block, BlockKind, MemoryStore, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
@@ -152,7 +152,9 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 )
                 return _done("Archived {} to archival memory", block, agent)
             case ContextLoad():
-                entry = await self._person_entry(agent, params.label)
+                entry = await person_entry_not_own(
+                    self.store, agent, params.label, self.global_agent
+                )
                 if entry is not None:
                     copy = await copy_entry(
                         self.store,
@@ -305,19 +307,6 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
             f"block {params.label!r} kept changing while it was being set; try again",
             details={"label": params.label},
         )
-
-    async def _person_entry(self, agent: str, label: str) -> Block | None:
-        """The person's archival entry ``label`` names when it names nothing of
-        ``agent``'s own (with per-project agents), else ``None``."""
-        if self.global_agent is None or self.global_agent == agent:
-            return None
-        try:
-            await checked(self.store.get_block(agent, label))
-        except NotFoundError as exc:
-            if "candidates" in exc.details:  # ambiguous among the agent's shares
-                raise
-            return await person_entry(self.store, agent, label, self.global_agent)
-        return None
 
     async def _expect(self, agent: str, label: str, *, in_context: bool) -> Block:
         """Check the block is where the operation needs it, with a hint when not."""

@@ -19,7 +19,7 @@ from satchel._errors import InvalidInputError, NotFoundError
 from satchel.builtin._views import checked
 from satchel.memory import Block, BlockKind, MemoryStore
 
-__all__ = ["find_readable", "person_entry", "persons_by_name"]
+__all__ = ["find_readable", "person_entry", "person_entry_not_own", "persons_by_name"]
 
 
 def _person_for(agent: str, person: str | None) -> str | None:
@@ -49,6 +49,26 @@ async def person_entry(
     except NotFoundError:
         return None
     return block if _is_persons_entry(block, who) else None
+
+
+async def person_entry_not_own(
+    store: MemoryStore, agent: str, label: str, person: str | None
+) -> Block | None:
+    """:func:`person_entry`, once ``label`` is found to name nothing of ``agent``'s
+    own; ``None`` when it does (the agent's blocks win).
+
+    Raises:
+        NotFoundError: ``label`` is a bare label shared with ``agent`` by two owners.
+    """
+    if _person_for(agent, person) is None:
+        return None
+    try:
+        await checked(store.get_block(agent, label))
+    except NotFoundError as exc:
+        if "candidates" in exc.details:  # ambiguous among the agent's shares
+            raise
+        return await person_entry(store, agent, label, person)
+    return None
 
 
 async def persons_by_name(
