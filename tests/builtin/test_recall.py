@@ -185,3 +185,161 @@ async def test_a_project_reads_the_person_s_archival_entries_and_nothing_else(
         own = await read("dentist")
         assert isinstance(own, dict)
         assert own["value"] == "The app's own."  # the project's own label wins
+
+
+async def test_read_opens_an_entry_by_the_id_search_shows(kit: Kit) -> None:
+    await kit.ok("recall", {"operation": "insert", "content": "Dr Lee, Tuesdays.", "label": "gp"})
+    found = await kit.ok("search", {"query": "Lee", "domain": "archival_memory"})
+    [hit] = found["results"]
+
+    by_id = await kit.ok("recall", {"operation": "read", "label": hit["id"]})
+    as_id_field = await kit.ok("recall", {"operation": "read", "id": hit["id"]})
+
+    assert by_id == as_id_field
+    assert (by_id["entry"]["label"], by_id["entry"]["value"]) == ("gp", "Dr Lee, Tuesdays.")
+    assert by_id == await kit.ok("recall", {"operation": "read", "label": "gp"})
+
+
+async def test_a_label_that_equals_another_entry_s_id_names_the_labelled_entry(
+    kit: Kit,
+) -> None:
+    first = await kit.store.create_block("ada", "first", "by id", kind=BlockKind.ARCHIVAL)
+    await kit.store.create_block("ada", first.id, "by label", kind=BlockKind.ARCHIVAL)
+
+    out = await kit.ok("recall", {"operation": "read", "label": first.id})
+
+    assert out["entry"]["value"] == "by label"
+
+
+async def test_read_of_an_unknown_name_says_label_and_id_were_both_tried(kit: Kit) -> None:
+    error = await kit.error("recall", {"operation": "read", "label": "0" * 32})
+
+    assert error.kind == "failed"
+    assert "\n" not in error.message
+    assert "labelled '00000000000000000000000000000000'" in error.message
+    assert "none has that id" in error.message
+
+
+async def test_read_by_id_never_opens_another_agent_s_entry(kit: Kit) -> None:
+    secret = await kit.store.create_block("bob", "diary", "Bob's.", kind=BlockKind.ARCHIVAL)
+
+    error = await kit.error("recall", {"operation": "read", "label": secret.id})
+
+    assert error.kind == "failed"
+    assert "Bob's." not in error.message
+
+
+async def test_read_with_both_label_and_id_is_invalid(kit: Kit) -> None:
+    error = await kit.error("recall", {"operation": "read", "label": "a", "id": "b"})
+
+    assert error.kind == "invalid_arguments"
+
+
+async def test_an_ambiguous_label_is_not_read_as_an_id(kit: Kit) -> None:
+    for owner in ("bob", "cy"):
+        await kit.store.create_block(owner, "plan", owner, kind=BlockKind.ARCHIVAL)
+        await kit.store.share_block(owner, "plan", "ada", Permission.READ_ONLY)
+
+    error = await kit.error("recall", {"operation": "read", "label": "plan"})
+
+    assert error.kind == "failed"
+    assert "bob/plan" in error.message
+    assert "cy/plan" in error.message
+
+
+async def test_a_project_reads_the_person_s_entries_by_id_exactly_as_by_label(
+    tmp_path: Path,
+) -> None:
+    person, app, other = "default", "project:github.com:acme:app", "project:github.com:acme:x"
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        dentist = await store.create_block(person, "dentist", "Dr Lee.", kind=BlockKind.ARCHIVAL)
+        diary = await store.create_block(person, "diary", "Private core block.")
+        secret = await store.create_block(other, "secret", "Other.", kind=BlockKind.ARCHIVAL)
+        await store.share_block(other, "secret", person, Permission.READ_ONLY)
+        tools = memory_toolset(store, global_agent=person)
+        ctx = ToolContext(agent=app)
+
+        async def read(name: str) -> dict[str, object] | str:
+            result = await tools.call("recall", {"operation": "read", "label": name}, ctx)
+            return result.error.kind if result.error is not None else result.structured()["entry"]
+
+        assert await read(dentist.id) == await read("default/dentist")
+        by_id = await read(dentist.id)
+        assert isinstance(by_id, dict)
+        assert (by_id["label"], by_id["permission"]) == ("default/dentist", "read_only")
+        assert await read(diary.id) == "failed"  # not archival: closed by label too
+        assert await read(secret.id) == "failed"  # shared with the person, not theirs
+    assert (await _value(tmp_path, person, "dentist")) == "Dr Lee."
+
+
+async def _value(tmp_path: Path, agent: str, label: str) -> str:
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        return (await store.get_block(agent, label)).value
+
+
+@pytest.mark.parametrize("name", ["x" * 300, "tab\there", "a/b/c", "default/"])
+async def test_a_name_that_cannot_be_an_id_is_simply_not_found(kit: Kit, name: str) -> None:
+    error = await kit.error("recall", {"operation": "read", "label": name})
+
+    assert error.kind == "failed"
+    assert "none has that id" in error.message
+    assert "\n" not in error.message
+
+
+async def test_append_and_delete_take_the_entry_s_id_too(kit: Kit) -> None:
+    entry = await kit.store.create_block(
+        "ada", "log", "start", kind=BlockKind.ARCHIVAL, permission=Permission.ADMIN
+    )
+
+    appended = await kit.ok("recall", {"operation": "append", "id": entry.id, "content": "next"})
+    deleted = await kit.ok("recall", {"operation": "delete", "label": entry.id})
+
+    assert appended["entry"]["label"] == "log"
+    assert deleted["entry"]["value"] == "start\nnext"
+    assert await kit.store.list_blocks("ada") == []
+
+
+async def test_a_core_block_s_id_is_refused_by_recall_writes_with_its_label(kit: Kit) -> None:
+    human = await kit.store.create_block("ada", "human", "Sam.", permission=Permission.ADMIN)
+
+    error = await kit.error("recall", {"operation": "delete", "label": human.id})
+
+    assert error.kind == "retry"
+    assert "'human' is in core memory" in error.message
+    assert (await kit.store.get_block("ada", "human")).value == "Sam."
+
+
+async def test_a_project_is_told_the_person_s_entry_is_read_only_by_label_and_by_id(
+    tmp_path: Path,
+) -> None:
+    person, app = "default", "project:github.com:acme:app"
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        dentist = await store.create_block(
+            person, "dentist", "Dr Lee.", kind=BlockKind.ARCHIVAL, permission=Permission.ADMIN
+        )
+        tools = memory_toolset(store, global_agent=person)
+        ctx = ToolContext(agent=app)
+        for name, args in [
+            ("default/dentist", {"operation": "append", "content": "Moved."}),
+            ("dentist", {"operation": "delete"}),
+        ]:
+            result = await tools.call("recall", {**args, "label": name}, ctx)
+            assert result.error is not None
+            assert result.error.kind == "denied"
+            assert "context load" in result.error.message
+        by_id = await tools.call("recall", {"operation": "delete", "label": dentist.id}, ctx)
+        assert by_id.error is not None
+        assert by_id.error.kind == "denied"
+        assert "'default/dentist' is default's archival entry" in by_id.error.message
+        assert (await store.get_block(person, "dentist")).value == "Dr Lee."
+
+
+async def test_a_message_s_id_is_not_an_entry_and_the_error_says_where_its_text_is(
+    kit: Kit,
+) -> None:
+    message = await kit.store.add_message("ada", "user", "My cat is called Miso.")
+
+    error = await kit.error("recall", {"operation": "read", "label": message.id})
+
+    assert error.kind == "failed"
+    assert "search result holds its full text" in error.message

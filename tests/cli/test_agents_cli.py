@@ -40,7 +40,7 @@ def one_error_line(result: Result, *words: str) -> str:
 
 def labels(db: Path, agent: str = "default") -> list[str]:
     found = json.loads(ok("memory", "blocks", "--db", str(db), "--agent", agent, "--json").stdout)
-    return [block["label"] for block in found]
+    return [block["label"] for block in found["blocks"]]
 
 
 def test_the_first_append_to_human_on_a_fresh_database_succeeds(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_a_template_file_gives_a_new_agent_its_blocks(tmp_path: Path) -> None:
         SATCHEL_TEMPLATE=str(template),
     )
 
-    found = json.loads(ok("memory", "blocks", "--db", db, "--json").stdout)
+    found = json.loads(ok("memory", "blocks", "--db", db, "--json").stdout)["blocks"]
     by_label = {b["label"]: b for b in found}
     assert sorted(by_label) == ["orders", "persona"]
     assert by_label["orders"]["kind"] == BlockKind.WORKING.value
@@ -190,7 +190,7 @@ def test_memory_commands_act_as_satchel_agent(tmp_path: Path) -> None:
     shown = ok("memory", "show", "human", "--db", db, "--json", SATCHEL_AGENT="ada")
     assert json.loads(shown.stdout)["agent"] == "ada"
     other = ok("memory", "blocks", "--db", db, "--agent", "bob", "--json", SATCHEL_AGENT="ada")
-    assert json.loads(other.stdout) == []  # the option wins over the variable
+    assert json.loads(other.stdout)["blocks"] == []  # the option wins over the variable
 
 
 async def _ask(db: Path, agent: str) -> str:

@@ -78,7 +78,7 @@ def test_set_creates_a_core_block_that_blocks_and_show_display(db: Path) -> None
 def test_json_output_gives_every_block_field(db: Path) -> None:
     ok(db, "set", "persona", "I am Ada.")
 
-    listed = json.loads(ok(db, "blocks", "--json").stdout)
+    listed = json.loads(ok(db, "blocks", "--json").stdout)["blocks"]
     shown = json.loads(ok(db, "show", "persona", "--json").stdout)
 
     assert [b["label"] for b in listed] == ["persona"]
@@ -112,9 +112,9 @@ def test_archive_and_load_move_a_block_between_kinds(db: Path) -> None:
     ok(db, "set", "task", "Fix the roof.")
 
     ok(db, "archive", "task")
-    archived = json.loads(ok(db, "blocks", "--kind", "archival", "--json").stdout)
+    archived = json.loads(ok(db, "blocks", "--kind", "archival", "--json").stdout)["blocks"]
     ok(db, "load", "task")
-    working = json.loads(ok(db, "blocks", "--kind", "working", "--json").stdout)
+    working = json.loads(ok(db, "blocks", "--kind", "working", "--json").stdout)["blocks"]
 
     assert [b["label"] for b in archived] == ["task"]
     assert [b["label"] for b in working] == ["task"]
@@ -125,7 +125,7 @@ def test_agents_have_separate_memories(db: Path) -> None:
     ok(db, "set", "persona", "I am Bob.", "--agent", "bob")
 
     assert "I am Bob." in ok(db, "show", "persona", "--agent", "bob").stdout
-    assert json.loads(ok(db, "blocks", "--json").stdout) == []
+    assert json.loads(ok(db, "blocks", "--json").stdout)["blocks"] == []
 
 
 def test_a_write_needing_consent_says_to_pass_yes_and_yes_gives_it(db: Path) -> None:
@@ -419,7 +419,9 @@ def test_load_as_copies_an_entry_into_working_memory_and_keeps_it(db: Path) -> N
     out = ok(db, "load", "trip", "--as", "plans")
 
     assert "as 'plans'" in out.stdout
-    blocks = {b["label"]: b["kind"] for b in json.loads(ok(db, "blocks", "--json").stdout)}
+    blocks = {
+        b["label"]: b["kind"] for b in json.loads(ok(db, "blocks", "--json").stdout)["blocks"]
+    }
     assert blocks == {"trip": "archival", "plans": "working"}
     assert seed(db, lambda s: s.get_block("default", "plans")).value == "Lisbon in May."
 
@@ -430,7 +432,9 @@ def test_archive_as_writes_the_entry_and_removes_the_block(db: Path) -> None:
     out = ok(db, "archive", "scratch", "--as", "done-2026-11", "--json")
 
     assert json.loads(out.stdout)["label"] == "done-2026-11"
-    blocks = {b["label"]: b["kind"] for b in json.loads(ok(db, "blocks", "--json").stdout)}
+    blocks = {
+        b["label"]: b["kind"] for b in json.loads(ok(db, "blocks", "--json").stdout)["blocks"]
+    }
     assert blocks == {"done-2026-11": "archival"}
 
 

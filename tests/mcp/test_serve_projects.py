@@ -339,3 +339,74 @@ async def test_recall_read_opens_every_archival_hit_search_shows_in_a_project(
         assert (await store.get_block("default", "dentist")).value == "Dr Lee, Tuesdays."
     finally:
         await store.close()
+
+
+async def test_a_project_reads_hits_by_id_and_loads_the_person_s_entry_as_a_copy(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    app = _repo(tmp_path / "app", "https://github.com/acme/app.git")
+    other = _repo(tmp_path / "other", "https://github.com/acme/other.git")
+    with anyio.fail_after(STARTUP * 3 + 60):
+        async with serving(db, None) as client:  # the person's own memory
+            _ok(
+                await client.call_tool(
+                    "recall",
+                    {"operation": "insert", "label": "dentist", "content": "Dr Lee, Tuesdays."},
+                )
+            )
+        async with serving(db, None, "--project-root", str(other)) as client:
+            _ok(
+                await client.call_tool(
+                    "recall",
+                    {"operation": "insert", "label": "key", "content": "Other dentist key."},
+                )
+            )
+            seen = _ok(
+                await client.call_tool("search", {"query": "key", "domain": "archival_memory"})
+            )
+            secret_id = next(h["id"] for h in seen["results"] if h["label"] == "key")
+        async with serving(db, None, "--project-root", str(app)) as client:
+            found = _ok(
+                await client.call_tool("search", {"query": "dentist", "domain": "archival_memory"})
+            )
+            [hit] = found["results"]
+            by_id = _ok(await client.call_tool("recall", {"operation": "read", "label": hit["id"]}))
+            as_field = _ok(await client.call_tool("recall", {"operation": "read", "id": hit["id"]}))
+            closed = await client.call_tool("recall", {"operation": "read", "label": secret_id})
+            unknown = await client.call_tool("recall", {"operation": "read", "label": "f" * 32})
+            loaded = _ok(
+                await client.call_tool("context", {"operation": "load", "label": hit["label"]})
+            )
+            again = await client.call_tool("context", {"operation": "load", "label": hit["label"]})
+            in_context = await _blocks(client)
+
+    assert (hit["label"], hit["shared_from"]) == ("default/dentist", "default")
+    assert by_id == as_field
+    assert (by_id["entry"]["label"], by_id["entry"]["value"]) == (
+        "default/dentist",
+        "Dr Lee, Tuesdays.",
+    )
+    assert by_id["entry"]["permission"] == "read_only"
+    # another project's entry stays closed by id too, and says nothing of it
+    assert closed.is_error is True
+    assert "Other dentist key" not in str(closed.content)
+    # an unknown name: one line, saying the label and the id were both tried
+    assert unknown.is_error is True
+    [text] = [c.text for c in unknown.content if isinstance(c, types.TextContent)]
+    assert "ff" * 16 in text
+    assert "none has that id" in text
+    assert "Traceback" not in text
+    # the person's entry loads as a copy in the project's working memory
+    assert loaded["block"]["label"] == "dentist"
+    assert in_context["dentist"]["kind"] == "working"
+    assert in_context["dentist"]["value"] == "Dr Lee, Tuesdays."
+    assert in_context["dentist"]["shared_from"] is None  # the project's own copy
+    assert again.is_error is True  # the label is taken now: a clear retry
+    assert "target_label" in str(again.content)
+    store = SQLiteStore(db)
+    try:
+        person = await store.get_block("default", "dentist")
+    finally:
+        await store.close()
+    assert (person.kind.value, person.value, person.version) == ("archival", "Dr Lee, Tuesdays.", 1)

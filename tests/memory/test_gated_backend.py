@@ -16,7 +16,7 @@ from typing import Any, cast
 import anyio
 import pytest
 
-from satchel import CharLimitError, ConsentRequiredError, PermissionDeniedError
+from satchel import CharLimitError, ConsentRequiredError, NotFoundError, PermissionDeniedError
 from satchel.consent import Decision, InMemoryApprovalStore, PermissionBroker
 from satchel.memory import (
     Block,
@@ -84,6 +84,12 @@ class DictBackend:
             own = [item for item in found if item[1].agent == agent]
             out.append(only_match(own or found, agent, label))
         return out
+
+    async def resolve_id(self, agent: str, block_id: str) -> Block:
+        for block in self.rows.values():
+            if block.id == block_id and (block.agent == agent or agent in block.shares):
+                return as_seen_by(block, agent)
+        raise NotFoundError(f"no block with id {block_id!r}")
 
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         return [

@@ -43,7 +43,7 @@ from satchel.memory import (
     verdict,
 )
 
-__all__ = ["archive_into", "load_copy", "swap_in_steps"]
+__all__ = ["archive_into", "copy_entry", "load_copy", "swap_in_steps"]
 
 
 def _level(block: Block, agent: str) -> Permission:
@@ -79,6 +79,41 @@ async def load_copy(store: MemoryStore, agent: str, label: str, target: str) -> 
             "memory; only archival entries can be loaded.",
             details={"label": label, "kind": source.kind.value},
         )
+    return await copy_entry(
+        store,
+        agent,
+        source,
+        target,
+        permission=_level(source, agent),
+        advice="Choose another target_label, or leave it out to load the entry itself.",
+    )
+
+
+async def copy_entry(
+    store: MemoryStore,
+    agent: str,
+    source: Block,
+    target: str,
+    *,
+    permission: Permission,
+    advice: str,
+) -> Block:
+    """Create ``agent``'s working block ``target`` with ``source``'s text, description,
+    limit and tags, and ``permission``; ``source`` is not changed.
+
+    Args:
+        store: The memory store.
+        agent: The agent whose working memory gets the copy.
+        source: The archival entry copied, as read.
+        target: The copy's bare label.
+        permission: The copy's permission.
+        advice: The sentence saying what to do when ``target`` is taken.
+
+    Raises:
+        ToolRetry: ``target`` exists.
+        PermissionDeniedError: ``target`` names another agent's memory.
+    """
+    _own_label(target, "target_label")
     try:
         return await checked(
             store.create_block(
@@ -87,7 +122,7 @@ async def load_copy(store: MemoryStore, agent: str, label: str, target: str) -> 
                 source.value,
                 description=source.description,
                 kind=BlockKind.WORKING,
-                permission=_level(source, agent),
+                permission=permission,
                 char_limit=source.char_limit,
                 tags=source.tags,
                 metadata={"loaded_from": source.address_for(agent), "loaded_from_id": source.id},
@@ -96,9 +131,8 @@ async def load_copy(store: MemoryStore, agent: str, label: str, target: str) -> 
     except AlreadyExistsError as exc:
         raise ToolRetry(
             f"Block {target!r} already exists, so the entry was not loaded under that "
-            "label. Choose another target_label, or leave it out to load the entry "
-            "itself.",
-            details={"label": label, "target_label": target},
+            f"label. {advice}",
+            details={"label": source.address_for(agent), "target_label": target},
         ) from exc
 
 

@@ -62,8 +62,9 @@ class BuiltinTools:
             (``admin`` lets the agent delete them).
         date_languages: Languages understood in search's ``start_time``/``end_time``.
         global_agent: With per-project agents, the person's own agent: ``search``
-            also covers its memory (see :class:`SearchTool`), and ``recall read`` opens
-            the person's archival entries it shows (see :class:`RecallTool`).
+            also covers its memory (see :class:`SearchTool`), ``recall read`` opens
+            the person's archival entries it shows (see :class:`RecallTool`), and
+            ``context load`` copies them into the project (see :class:`ContextTool`).
 
     Raises:
         SatchelUsageError: A name is not a built-in, a name is both included and
@@ -160,7 +161,9 @@ class BuiltinTools:
     def _make(self, name: str, store: MemoryStore, router: MessageRouter | None) -> BaseTool:
         match name:
             case "context":
-                return ContextTool(store, new_block_kind=self.new_block_kind)
+                return ContextTool(
+                    store, new_block_kind=self.new_block_kind, global_agent=self.global_agent
+                )
             case "recall":
                 return RecallTool(
                     store, permission=self.archival_permission, global_agent=self.global_agent

@@ -14,7 +14,7 @@ from satchel._errors import (
     ToolRetry,
     VersionConflictError,
 )
-from satchel.builtin._block_moves import archive_into, load_copy, swap_in_steps
+from satchel.builtin._block_moves import archive_into, copy_entry, load_copy, swap_in_steps
 from satchel.builtin._context_ops import (
     ContextAppend,
     ContextArchive,
@@ -27,6 +27,7 @@ from satchel.builtin._context_ops import (
     ContextSet,
     ContextSwap,
 )
+from satchel.builtin._lookup import person_entry_not_own
 from satchel.builtin._views import block_info, checked
 from satchel.memory import Block, BlockKind, MemoryStore, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
@@ -60,6 +61,12 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
         store: The memory store.
         new_block_kind: The kind of a block that ``set`` creates (``working`` by default:
             the agent's own notes; ``core`` to make them permanent context).
+        global_agent: The person's own agent when agents are projects (``satchel serve
+            --agent auto``): ``load`` of one of the person's archival entries, which
+            ``search`` shows as ``person/label``, copies it into the project's working
+            memory under its bare label (or ``target_label``), with the entry's
+            permission; the person's entry is not changed. What ``load`` reaches is
+            what ``recall read`` reads by label (see :mod:`satchel.builtin._lookup`).
     """
 
     name = "context"
@@ -96,10 +103,15 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
     }
 
     def __init__(
-        self, store: MemoryStore, *, new_block_kind: BlockKind = BlockKind.WORKING
+        self,
+        store: MemoryStore,
+        *,
+        new_block_kind: BlockKind = BlockKind.WORKING,
+        global_agent: str | None = None,
     ) -> None:
         self.store = store
         self.new_block_kind = BlockKind(new_block_kind)
+        self.global_agent = global_agent
 
     async def execute(
         self,
@@ -140,6 +152,25 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 )
                 return _done("Archived {} to archival memory", block, agent)
             case ContextLoad():
+                entry = await person_entry_not_own(
+                    self.store, agent, params.label, self.global_agent
+                )
+                if entry is not None:
+                    copy = await copy_entry(
+                        self.store,
+                        agent,
+                        entry,
+                        params.target_label or entry.label,
+                        permission=entry.permission,
+                        advice="Choose another target_label: the person's entry loads only "
+                        "as a copy.",
+                    )
+                    return _done(
+                        f"Loaded a copy of {params.label!r} as {{}} (the person's entry stays "
+                        "as it is)",
+                        copy,
+                        agent,
+                    )
                 if _other(params.target_label, params.label):
                     copy = await load_copy(self.store, agent, params.label, params.target_label)
                     return _done(

@@ -98,7 +98,8 @@ class ContextArchive(_Op):
 
 
 class ContextLoad(_Op):
-    """Load an archival block into your context as working memory."""
+    """Load an archival block into your context as working memory. An entry search
+    shows as person/label (the person's, seen from a project) loads as a copy."""
 
     operation: Literal["load"]
     label: Label

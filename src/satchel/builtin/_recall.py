@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from satchel._errors import AlreadyExistsError, NotFoundError, ToolRetry
-from satchel.builtin._views import BlockInfo, Label, block_info, checked
+from satchel._errors import AlreadyExistsError, NotFoundError, PermissionDeniedError, ToolRetry
+from satchel.builtin._lookup import find_readable, persons_by_name
+from satchel.builtin._views import BlockInfo, block_info, checked
 from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
 
@@ -47,26 +48,39 @@ class RecallInsert(_Op):
     )
 
 
+_LabelOrId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=300,
+        validation_alias=AliasChoices("label", "id"),
+        description="The entry's label as search shows it (owner/label for another "
+        "agent's), or its id from a search result. A label is tried first.",
+    ),
+]
+"""An entry named by its label or its id (see :mod:`satchel.builtin._lookup`)."""
+
+
 class RecallAppend(_Op):
     """Add content at the end of an archival entry, on a new line."""
 
     operation: Literal["append"]
-    label: Label
+    label: _LabelOrId
     content: str = Field(min_length=1, description="The text to add.")
 
 
 class RecallRead(_Op):
-    """Read an entry's full text by its label."""
+    """Read an entry's full text by its label or its id."""
 
     operation: Literal["read"]
-    label: Label
+    label: _LabelOrId
 
 
 class RecallDelete(_Op):
     """Delete an archival entry for good."""
 
     operation: Literal["delete"]
-    label: Label
+    label: _LabelOrId
 
 
 RecallOperation = Annotated[
@@ -95,16 +109,24 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
             --agent auto``): ``search`` also shows the person's archival entries, as
             ``person/label``, and ``read`` opens them (read-only; never another
             project's). See :class:`~satchel.builtin.SearchTool`.
+
+    ``read``, ``append`` and ``delete`` take a label or an entry's id (the ``id`` of a
+    search hit; ``id`` is accepted as the field name too). A label is tried first, then
+    an id, so a label equal to some id still names the labelled block; ``read`` looks
+    in the agent's memory and then in the person's archive, the writes in the agent's
+    memory only. Nothing opens by id that would not open by label.
     """
 
     name = "recall"
     description = (
         "Your archival memory: a long-term store outside your context, for facts, notes "
         "and documents you may need later. Find entries with the search tool (domain "
-        "archival_memory); its results give each entry's label.\n\n"
+        "archival_memory); its results give each entry's label and id, and either names "
+        "the entry here.\n\n"
         "Operations: insert stores new content (optionally with a label and tags); append "
-        "adds to an entry; read returns an entry's full text; delete removes an entry for "
-        "good. To bring an entry into your context, use the context tool's load."
+        "adds to an entry; read returns an entry's full text; delete "
+        "removes an entry for good. To bring an entry into your context, use the context "
+        "tool's load."
     )
     summary = "Store, read, extend and delete archival memory entries."
     usage_rule = (
@@ -146,9 +168,11 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     entry=block_info(block, agent),
                 )
             case RecallAppend():
-                await self._archival(agent, params.label, "append to")
+                entry = await self._archival(agent, params.label, "append to")
                 block = await checked(
-                    self.store.append_to_block(agent, params.label, params.content, origin=origin)
+                    self.store.append_to_block(
+                        agent, entry.address_for(agent), params.content, origin=origin
+                    )
                 )
                 return RecallOutput(
                     message=f"Appended {len(params.content)} characters to "
@@ -156,7 +180,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     entry=block_info(block, agent),
                 )
             case RecallRead():
-                block = await checked(self._read(agent, params.label))
+                block = await find_readable(self.store, agent, params.label, self.global_agent)
                 entry = block_info(block, agent, with_value=True)
                 if block.agent != agent and agent not in block.shares:  # the person's
                     entry = entry.model_copy(update={"permission": Permission.READ_ONLY})
@@ -166,31 +190,14 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     entry=entry,
                 )
             case RecallDelete():
-                await self._archival(agent, params.label, "delete")
-                block = await checked(self.store.delete_block(agent, params.label, origin=origin))
+                entry = await self._archival(agent, params.label, "delete")
+                block = await checked(
+                    self.store.delete_block(agent, entry.address_for(agent), origin=origin)
+                )
                 return RecallOutput(
                     message=f"Deleted {block.address_for(agent)!r} ({block.chars} characters).",
                     entry=block_info(block, agent, with_value=True),
                 )
-
-    async def _read(self, agent: str, label: str) -> Block:
-        """The block ``agent`` means by ``label``; failing that, with per-project agents,
-        the person's own archival entry ``person/label`` (or a bare label the agent
-        does not have), which ``search`` showed it. No other agent's memory is read."""
-        try:
-            return await self.store.get_block(agent, label)
-        except NotFoundError:
-            person = self.global_agent
-            owner, _, bare = label.rpartition("/")
-            if person is None or person == agent or owner not in ("", person):
-                raise
-            try:
-                block = await self.store.get_block(person, bare)
-            except NotFoundError:
-                block = None
-            if block is None or block.agent != person or block.kind is not BlockKind.ARCHIVAL:
-                raise
-            return block
 
     async def _insert(self, agent: str, params: RecallInsert) -> Block:
         tags = params.tags or ()
@@ -225,11 +232,26 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
         )
 
     async def _archival(self, agent: str, label: str, verb: str) -> Block:
-        block = await checked(self.store.get_block(agent, label))
+        """The archival entry ``label`` (a label, else an id) names among the agent's
+        own and shared blocks: the ones recall may write. The person's entries, which
+        a project reads, are refused with a hint."""
+        try:
+            block = await find_readable(self.store, agent, label, None)
+        except NotFoundError:
+            theirs = await persons_by_name(self.store, agent, label, self.global_agent)
+            if theirs is None:
+                raise
+            raise PermissionDeniedError(
+                f"{theirs.address_for(agent)!r} is {theirs.agent}'s archival entry: from a "
+                f"project you can read it (recall read) or load a copy (context load), not "
+                f"{verb} it.",
+                details={"label": label, "owner": theirs.agent, "operation": verb},
+            ) from None
         if block.kind is not BlockKind.ARCHIVAL:
+            address = block.address_for(agent)
             raise ToolRetry(
-                f"Block {label!r} is in {block.kind.value} memory, not archival memory; recall "
-                f"cannot {verb} it. Use the context tool for blocks in your context.",
-                details={"label": label, "kind": block.kind.value},
+                f"Block {address!r} is in {block.kind.value} memory, not archival memory; "
+                f"recall cannot {verb} it. Use the context tool for blocks in your context.",
+                details={"label": address, "kind": block.kind.value},
             )
         return block

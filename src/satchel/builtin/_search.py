@@ -93,7 +93,7 @@ class SearchResult(BaseModel):
         default=None, description="The agent that shared the entry with you, if any."
     )
     tags: list[str] = Field(default_factory=list[str])
-    id: str = Field(description="The entry's or message's id.")
+    id: str = Field(description="The entry's or message's id (recall read opens an entry by it).")
     score: float = Field(description="Relevance; higher is better, within this search only.")
 
 

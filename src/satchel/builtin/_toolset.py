@@ -47,8 +47,9 @@ def memory_toolset(
             (``admin`` lets the agent delete them).
         date_languages: Languages understood in search's ``start_time``/``end_time``.
         global_agent: With per-project agents, the person's own agent: ``search``
-            also covers its memory (see :class:`SearchTool`), and ``recall read`` opens
-            the person's archival entries it shows (see :class:`RecallTool`).
+            also covers its memory (see :class:`SearchTool`), ``recall read`` opens
+            the person's archival entries it shows (see :class:`RecallTool`), and
+            ``context load`` copies them into the project (see :class:`ContextTool`).
 
     Returns:
         The registry holding the tools.

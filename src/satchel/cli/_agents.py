@@ -4,7 +4,7 @@ acts as it, and the ``satchel memory agents`` table."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Collection, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -17,8 +17,6 @@ from satchel.cli._common import echo_json, stdout_console
 from satchel.memory import (
     AgentSummary,
     AgentTemplate,
-    Block,
-    BlockKind,
     MemoryStore,
     Project,
     default_template,
@@ -32,7 +30,6 @@ __all__ = [
     "TemplateOption",
     "agents_and_projects",
     "as_agent",
-    "blocks_and_summary",
     "print_agents",
     "resolve_template",
     "unused_hint",
@@ -103,14 +100,6 @@ def as_agent(
         return store
 
     return open_and_set_up()
-
-
-async def blocks_and_summary(
-    store: MemoryStore, agent: str, kinds: Collection[BlockKind] | None
-) -> tuple[list[Block], list[AgentSummary]]:
-    """``agent``'s blocks of ``kinds``, and what the store knows of the agent (for
-    :func:`unused_hint`)."""
-    return await store.list_blocks(agent, kinds), await store.describe_agents(agent)
 
 
 def unused_hint(known: Sequence[AgentSummary]) -> str:

@@ -19,7 +19,7 @@ passes and the progress bars are :mod:`satchel.cli._backup`.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
@@ -37,6 +37,7 @@ from satchel.builtin._block_moves import archive_into, load_copy
 from satchel.cli import _agents
 from satchel.cli._agents import AgentOption, TemplateOption, as_agent
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
+from satchel.cli._memory_blocks import blocks, level_of, size_text
 from satchel.cli._memory_transfer import export, import_, mirror, reembed
 from satchel.cli._store import DbOption, open_store, run_on_store
 from satchel.memory import (
@@ -63,6 +64,7 @@ app = typer.Typer(
     help="Inspect and edit memory: blocks, search, export, import and re-embedding.",
     no_args_is_help=True,
 )
+app.command("blocks")(blocks)
 
 YesFlag = Annotated[
     bool,
@@ -76,41 +78,6 @@ def _value(text: str) -> str:
 
 
 # --- presenting -----------------------------------------------------------------------
-
-
-def _size(block: Block) -> str:
-    return f"{block.chars}/{block.char_limit}" if block.char_limit is not None else str(block.chars)
-
-
-def _level(block: Block, agent: str) -> Permission:
-    """The permission ``agent`` acts at: the block's own, or its share's."""
-    return block.permission if block.agent == agent else block.shares.get(agent, block.permission)
-
-
-def _blocks_table(blocks: Sequence[Block], agent: str) -> Table:
-    table = Table(title=f"{len(blocks)} blocks of {agent!r}", title_justify="left")
-    table.add_column("Label", style="bold", no_wrap=True)
-    table.add_column("Kind")
-    table.add_column("Chars", justify="right")
-    table.add_column("Permission")
-    table.add_column("Ver", justify="right")
-    table.add_column("Shared")
-    table.add_column("Description", ratio=1)
-    for block in blocks:
-        if block.agent != agent:
-            shared = f"from {block.agent}"
-        else:
-            shared = ", ".join(f"{who} ({level.value})" for who, level in block.shares.items())
-        table.add_row(
-            Text(block.address_for(agent)),
-            block.kind.value,
-            _size(block),
-            _level(block, agent).value,
-            str(block.version),
-            Text(shared),
-            Text(block.description),
-        )
-    return table
 
 
 def _excerpt(text: str, limit: int = _EXCERPT_CHARS) -> str:
@@ -134,29 +101,6 @@ def _done(as_json: bool, block: Block, line: str) -> None:
 
 
 # --- commands -------------------------------------------------------------------------
-
-
-@app.command("blocks")
-def blocks(
-    kind: Annotated[
-        BlockKind | None, typer.Option("--kind", "-k", help="Only blocks of this kind.")
-    ] = None,
-    db: DbOption = None,
-    agent: AgentOption = "default",
-    as_json: JsonFlag = False,
-) -> None:
-    """List the agent's blocks (its own and those shared with it)."""
-    kinds = [kind] if kind is not None else None
-    found, known = run_on_store(
-        lambda s: _agents.blocks_and_summary(s, agent, kinds),
-        open_store(db, create=False, embed=False),
-    )
-    if as_json:
-        echo_json([_dump(b) for b in found])
-    elif not found:
-        stdout_console().print(Text(f"No blocks for agent {agent!r}.{_agents.unused_hint(known)}"))
-    else:
-        stdout_console().print(_blocks_table(found, agent))
 
 
 @app.command("agents")
@@ -186,8 +130,8 @@ def show(
         return
     console = stdout_console()
     facts = (
-        f"{block.address_for(agent)}: {block.kind.value}, {_size(block)} chars, "
-        f"{_level(block, agent).value}, version {block.version}, updated "
+        f"{block.address_for(agent)}: {block.kind.value}, {size_text(block)} chars, "
+        f"{level_of(block, agent).value}, version {block.version}, updated "
         f"{block.updated_at:%Y-%m-%d %H:%M:%S} UTC"
     )
     console.print(Text(facts, style="bold"))
@@ -270,7 +214,7 @@ def append(
         lambda s: s.append_to_block(agent, label, added),
         as_agent(open_store(db, create=True, consent=yes), agent, template),
     )
-    _done(as_json, block, f"Appended {len(added)} chars to {label!r} (now {_size(block)}).")
+    _done(as_json, block, f"Appended {len(added)} chars to {label!r} (now {size_text(block)}).")
 
 
 @app.command("configure")

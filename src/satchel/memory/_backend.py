@@ -112,6 +112,15 @@ class MemoryBackend(Protocol):
         """
         ...
 
+    async def resolve_id(self, agent: str, block_id: str) -> Block:
+        """The block with id ``block_id``, as ``agent`` sees it, if ``agent`` owns it or
+        it is shared with it.
+
+        Raises:
+            NotFoundError: No block visible to ``agent`` has that id.
+        """
+        ...
+
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         """Every block ``agent`` owns or that is shared with it."""
         ...

@@ -56,6 +56,7 @@ from satchel.memory._models import (
     SearchHit,
     SearchMode,
     Unset,
+    check_id,
     normalise_tags,
     validate_agent,
     validate_label,
@@ -176,6 +177,11 @@ class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
         validate_agent(agent)
         [(_, block)] = await self.backend.resolve(agent, [label])
         return block
+
+    async def get_block_by_id(self, agent: str, block_id: str) -> Block:
+        """See :meth:`MemoryStore.get_block_by_id`."""
+        validate_agent(agent)
+        return await self.backend.resolve_id(agent, check_id(block_id))
 
     async def list_blocks(
         self, agent: str, kinds: Collection[BlockKind] | None = None

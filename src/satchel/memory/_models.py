@@ -32,6 +32,7 @@ __all__ = [
     "SearchHit",
     "SearchMode",
     "Unset",
+    "check_id",
     "check_import_record",
     "check_restorable",
     "dump_json",
@@ -378,6 +379,22 @@ class AgentSummary(_Record):
 
 
 _ID_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,256}$")
+
+
+def check_id(record_id: object) -> str:
+    """Check that ``record_id`` could be a block's or message's id and return it.
+
+    Raises:
+        InvalidInputError: It is not 1-256 characters with no control characters.
+    """
+    if not isinstance(record_id, str) or not _ID_RE.match(record_id):
+        raise InvalidInputError(
+            f"an id is 1-256 characters with no control characters, not {str(record_id)[:40]!r}",
+            details={"id": str(record_id)[:40]},
+        )
+    return record_id
+
+
 _ROLES = ("user", "assistant", "system", "tool")
 
 # The largest version or char_limit every backend can store (PostgreSQL keeps them in

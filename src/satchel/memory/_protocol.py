@@ -96,6 +96,16 @@ class MemoryStore(Protocol):
         """
         ...
 
+    async def get_block_by_id(self, agent: str, block_id: str) -> Block:
+        """Read the block whose ``id`` is ``block_id``, if ``agent`` owns it or it is
+        shared with it: exactly the blocks :meth:`get_block` reads by label.
+
+        Raises:
+            NotFoundError: No block with that id is visible to ``agent``.
+            InvalidInputError: ``block_id`` is not 1-256 characters free of control characters.
+        """
+        ...
+
     async def list_blocks(
         self, agent: str, kinds: Collection[BlockKind] | None = None
     ) -> list[Block]:

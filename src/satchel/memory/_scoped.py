@@ -60,6 +60,10 @@ class AgentMemory:
         """Read one block (see :meth:`MemoryStore.get_block`)."""
         return await self.store.get_block(self.agent, label)
 
+    async def get_block_by_id(self, block_id: str) -> Block:
+        """Read one block by its id (see :meth:`MemoryStore.get_block_by_id`)."""
+        return await self.store.get_block_by_id(self.agent, block_id)
+
     async def list_blocks(self, kinds: Collection[BlockKind] | None = None) -> list[Block]:
         """Every block this agent sees, optionally of some kinds only."""
         return await self.store.list_blocks(self.agent, kinds)

@@ -40,6 +40,9 @@ class BlockSteps(BackendBase):
 
         return await self._run(resolve_all)
 
+    async def resolve_id(self, agent: str, block_id: str) -> Block:
+        return await self._run(lambda conn: _blocks.resolve_id(conn, agent, block_id))
+
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         return await self._run(lambda conn: _blocks.list_visible(conn, agent, kinds))
 

@@ -65,6 +65,7 @@ __all__ = [
     "load",
     "replace",
     "resolve",
+    "resolve_id",
     "set_kind",
     "set_share",
     "set_text",
@@ -134,6 +135,27 @@ async def resolve(conn: Conn, agent: str, label: str) -> tuple[int, Block]:
         own = [item for item in found if item[1].agent == agent]
         found = own or found
     return only_match(found, agent, label)
+
+
+async def resolve_id(conn: Conn, agent: str, block_id: str) -> Block:
+    """The block with id ``block_id``, if ``agent`` owns it or it is shared with it.
+
+    Raises:
+        NotFoundError: No block visible to ``agent`` has that id.
+    """
+    found: list[tuple[int, Block]] = []
+    if "\x00" not in block_id:  # PostgreSQL text cannot hold NUL: no such id
+        cursor = await conn.execute(
+            f"SELECT {BLOCK_COLUMNS} FROM satchel_blocks AS b "
+            "WHERE b.id = %(id)s AND (b.agent = %(me)s OR b.shares ? %(me)s)",
+            {"id": block_id, "me": agent},
+        )
+        found = _rows(await cursor.fetchall())
+    if not found:
+        raise NotFoundError(
+            f"no block with id {block_id[:80]!r} for agent {agent!r}", details={"id": block_id}
+        )
+    return as_seen_by(found[0][1], agent)
 
 
 async def list_visible(conn: Conn, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:

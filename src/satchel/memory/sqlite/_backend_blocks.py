@@ -58,6 +58,9 @@ class BlockSteps(BackendBase):
             lambda conn: [_blocks.resolve(conn, agent, label) for label in labels]
         )
 
+    async def resolve_id(self, agent: str, block_id: str) -> Block:
+        return await self._read(lambda conn: _blocks.resolve_id(conn, agent, block_id))
+
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
         return await self._read(lambda conn: _blocks.list_visible(conn, agent, kinds))
 

@@ -48,6 +48,7 @@ __all__ = [
     "load",
     "replace",
     "resolve",
+    "resolve_id",
     "set_kinds",
     "set_share",
     "set_text",
@@ -110,6 +111,30 @@ def resolve(conn: sqlite3.Connection, agent: str, label: str) -> tuple[int, Bloc
                 (label, me),
             )
     return only_match(found, agent, label)
+
+
+def resolve_id(conn: sqlite3.Connection, agent: str, block_id: str) -> Block:
+    """The block with id ``block_id``, if ``agent`` owns it or it is shared with it.
+
+    Raises:
+        NotFoundError: No block visible to ``agent`` has that id.
+    """
+    me = agent_id(conn, agent, create=False)
+    found = (
+        _load_many(
+            conn,
+            "b.id = ? AND (b.agent_id = ? OR b.pk IN "
+            "(SELECT block_pk FROM shares WHERE agent_id = ?))",
+            (block_id, me, me),
+        )
+        if me is not None
+        else []
+    )
+    if not found:
+        raise NotFoundError(
+            f"no block with id {block_id[:80]!r} for agent {agent!r}", details={"id": block_id}
+        )
+    return as_seen_by(found[0][1], agent)
 
 
 def list_visible(
