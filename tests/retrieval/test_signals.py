@@ -27,6 +27,18 @@ def test_scaling_the_lexical_signal_does_not_change_the_ranking(
     assert np.allclose(first, second, atol=1e-5)
 
 
+def test_a_constant_signal_with_float32_rounding_adds_nothing() -> None:
+    """0.11 three times has a float32 deviation of about 6e-8, not 0 (found by the
+    property above): it must still count as constant, not be z-scored into +-1."""
+    lexical = np.asarray([0.11, 0.11, 0.11], dtype=np.float32)
+    assert float(lexical.std()) > 0
+    cosine = np.linspace(0.9, 0.1, 3).astype(np.float32)
+    alone = fuse_signals([(cosine, 0.7, False)], "zscore")
+    assert np.array_equal(
+        fuse_signals([(lexical, 0.3, True), (cosine, 0.7, False)], "zscore"), alone
+    )
+
+
 @pytest.mark.parametrize("method", ["zscore", "minmax"])
 @given(cosine=SCORES)
 def test_a_signal_equal_for_every_candidate_adds_nothing(

@@ -39,10 +39,12 @@ Normalisation = Literal["rrf", "minmax", "zscore", "convex"]
 def _normalise(scores: _Scores, method: Normalisation, *, k: float, lexical: bool) -> _Scores:
     match method:
         case "zscore":
-            deviation = float(scores.std())
-            if deviation <= 1e-9:
+            deviation, mean = float(scores.std()), float(scores.mean())
+            # Relative: float32 rounding gives a constant signal such as 0.11 three
+            # times a deviation of 6e-8, which z-scoring would blow up to +-1.
+            if deviation <= 1e-6 * max(1.0, abs(mean)):
                 return np.zeros_like(scores)
-            return (scores - float(scores.mean())) / deviation
+            return (scores - mean) / deviation
         case "minmax":
             low, high = float(scores.min()), float(scores.max())
             if high - low <= 1e-9:
