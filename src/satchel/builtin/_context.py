@@ -1,19 +1,16 @@
 """The ``context`` tool: the agent edits the memory that is always in its context (core
 blocks) or loaded into it (working blocks), and moves blocks in and out of archival
-memory."""
+memory.
+
+Its input and output models are in :mod:`._context_ops`; replace, create and set, the
+check before a kind change and the output of a write are in :mod:`._context_steps`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import ClassVar, TypeGuard
 
-from satchel._errors import (
-    AlreadyExistsError,
-    MemoryStoreError,
-    NotFoundError,
-    ToolRetry,
-    VersionConflictError,
-)
 from satchel.builtin._block_moves import archive_into, copy_entry, load_copy, swap_in_steps
 from satchel.builtin._context_ops import (
     ContextAppend,
@@ -27,9 +24,10 @@ from satchel.builtin._context_ops import (
     ContextSet,
     ContextSwap,
 )
+from satchel.builtin._context_steps import ContextSteps, done
 from satchel.builtin._lookup import person_entry_not_own
 from satchel.builtin._views import block_info, checked
-from satchel.memory import Block, BlockKind, MemoryStore, RequestOrigin
+from satchel.memory import BlockKind, MemoryStore, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
 
 __all__ = [
@@ -47,10 +45,9 @@ __all__ = [
 ]
 
 _IN_CONTEXT = (BlockKind.CORE, BlockKind.WORKING)
-_SET_ATTEMPTS = 5
 
 
-class ContextTool(Tool[ContextOperation, ContextOutput]):
+class ContextTool(Tool[ContextOperation, ContextOutput], ContextSteps):
     """The ``context`` built-in tool, bound to a :class:`~satchel.memory.MemoryStore`.
 
     The acting agent is ``ctx.agent``. Every write goes through the store, whose
@@ -133,7 +130,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 block = await checked(
                     self.store.append_to_block(agent, params.label, params.content, origin=origin)
                 )
-                return _done(f"Appended {len(params.content)} characters to {{}}", block, agent)
+                return done(f"Appended {len(params.content)} characters to {{}}", block, agent)
             case ContextReplace():
                 return await self._replace(agent, params, origin)
             case ContextCreate():
@@ -145,12 +142,12 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                     _, entry = await archive_into(
                         self.store, agent, params.label, params.target_label, origin
                     )
-                    return _done(f"Saved {params.label!r} into {{}} and removed it", entry, agent)
+                    return done(f"Saved {params.label!r} into {{}} and removed it", entry, agent)
                 await self._expect(agent, params.label, in_context=True)
                 block = await checked(
                     self.store.set_kind(agent, params.label, BlockKind.ARCHIVAL, origin=origin)
                 )
-                return _done("Archived {} to archival memory", block, agent)
+                return done("Archived {} to archival memory", block, agent)
             case ContextLoad():
                 entry = await person_entry_not_own(
                     self.store, agent, params.label, self.global_agent
@@ -165,7 +162,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                         advice="Choose another target_label: the person's entry loads only "
                         "as a copy.",
                     )
-                    return _done(
+                    return done(
                         f"Loaded a copy of {params.label!r} as {{}} (the person's entry stays "
                         "as it is)",
                         copy,
@@ -173,14 +170,14 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                     )
                 if _other(params.target_label, params.label):
                     copy = await load_copy(self.store, agent, params.label, params.target_label)
-                    return _done(
+                    return done(
                         f"Loaded a copy of {params.label!r} as {{}} (the entry stays)", copy, agent
                     )
                 await self._expect(agent, params.label, in_context=False)
                 block = await checked(
                     self.store.set_kind(agent, params.label, BlockKind.WORKING, origin=origin)
                 )
-                return _done("Loaded {} into working memory", block, agent)
+                return done("Loaded {} into working memory", block, agent)
             case ContextSwap():
                 if _other(params.archive_target, params.archive_label) or _other(
                     params.load_target, params.load_label
@@ -223,120 +220,7 @@ class ContextTool(Tool[ContextOperation, ContextOutput]):
                 )
                 return ContextOutput(message=message, blocks=infos)
 
-    async def _replace(
-        self, agent: str, params: ContextReplace, origin: RequestOrigin
-    ) -> ContextOutput:
-        try:
-            block = await checked(
-                self.store.replace_in_block(
-                    agent, params.label, params.old, params.new, origin=origin
-                )
-            )
-        except MemoryStoreError as exc:
-            matches = exc.details.get("matches")
-            if not isinstance(matches, int):
-                raise
-            how = "does not occur" if matches == 0 else f"occurs {matches} times"
-            raise ToolRetry(
-                f"The old text {how} in block {params.label!r} (it must match exactly once). "
-                + (
-                    "Copy the passage exactly as the block shows it, or list the block first."
-                    if matches == 0
-                    else "Include more of the surrounding text so it matches only once."
-                ),
-                details={"label": params.label, "matches": matches},
-            ) from exc
-        return _done("Replaced the passage in {}", block, agent)
-
-    async def _new_block(
-        self, agent: str, label: str, value: str, description: str
-    ) -> ContextOutput:
-        """Create a block of :attr:`new_block_kind`; raises ``AlreadyExistsError``."""
-        created = await checked(
-            self.store.create_block(
-                agent, label, value, description=description, kind=self.new_block_kind
-            )
-        )
-        return ContextOutput(
-            message=f"Created the {created.kind.value} block "
-            f"{created.address_for(agent)!r} with {created.chars} characters.",
-            block=block_info(created, agent),
-        )
-
-    async def _create(self, agent: str, params: ContextCreate) -> ContextOutput:
-        try:
-            return await self._new_block(agent, params.label, params.value, params.description)
-        except AlreadyExistsError as exc:
-            raise ToolRetry(
-                f"Block {params.label!r} already exists. Use append or replace to change "
-                "it, set to overwrite it, or create the block under another label.",
-                details={"label": params.label},
-            ) from exc
-
-    async def _set(self, agent: str, params: ContextSet, origin: RequestOrigin) -> ContextOutput:
-        for _ in range(_SET_ATTEMPTS):
-            try:
-                before = await checked(self.store.get_block(agent, params.label))
-            except NotFoundError:
-                try:
-                    return await self._new_block(
-                        agent, params.label, params.value, params.description or ""
-                    )
-                except AlreadyExistsError:
-                    continue  # created meanwhile: overwrite it on the next round
-            try:
-                after = await checked(
-                    self.store.update_block_text(
-                        agent,
-                        params.label,
-                        params.value,
-                        expected_version=before.version,
-                        description=params.description,
-                        origin=origin,
-                    )
-                )
-            except (VersionConflictError, NotFoundError):
-                continue  # written or deleted meanwhile: read again
-            return ContextOutput(
-                message=f"Set {after.address_for(agent)!r} to {after.chars} characters "
-                f"(it had {before.chars}).",
-                block=block_info(after, agent),
-                previous_value=before.value,
-            )
-        raise VersionConflictError(
-            f"block {params.label!r} kept changing while it was being set; try again",
-            details={"label": params.label},
-        )
-
-    async def _expect(self, agent: str, label: str, *, in_context: bool) -> Block:
-        """Check the block is where the operation needs it, with a hint when not."""
-        block = await checked(self.store.get_block(agent, label))
-        if in_context and block.kind is BlockKind.ARCHIVAL:
-            raise ToolRetry(
-                f"Block {label!r} is already in archival memory; only core and working "
-                "blocks can be archived.",
-                details={"label": label, "kind": block.kind.value},
-            )
-        if not in_context and block.kind is not BlockKind.ARCHIVAL:
-            raise ToolRetry(
-                f"Block {label!r} is already in context ({block.kind.value} memory); only "
-                "archival blocks can be loaded.",
-                details={"label": label, "kind": block.kind.value},
-            )
-        return block
-
 
 def _other(target: str | None, label: str) -> TypeGuard[str]:
     """Whether ``target`` names another label than ``label`` (a copy, not a move)."""
     return target is not None and target != label
-
-
-def _done(template: str, block: Block, agent: str) -> ContextOutput:
-    """An output whose message is ``template`` with ``{}`` as the block's address, plus
-    its size."""
-    limit = f" of {block.char_limit}" if block.char_limit is not None else ""
-    what = template.format(repr(block.address_for(agent)))
-    return ContextOutput(
-        message=f"{what}; it has {block.chars}{limit} characters.",
-        block=block_info(block, agent),
-    )

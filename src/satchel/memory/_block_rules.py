@@ -1,10 +1,10 @@
 """The rules every backend applies to a block write, written once.
 
 The SQL that writes a block differs per backend (:mod:`satchel.memory.sqlite._blocks`
-checks inside a transaction; :mod:`satchel.memory.postgres._blocks` in the writing
-statement), but what it enforces and the errors it raises are the same: a new value
-within its character limit, the expected version, a replace that matches exactly once,
-a bare label that names one block, and a recipient that sees only its own share. A
+checks inside a transaction; :mod:`satchel.memory.postgres._block_guard` in the
+writing statement), but what it enforces and the errors it raises are the same: a new
+value within its character limit, the expected version, a replace that matches exactly
+once, a bare label that names one block, and a recipient that sees only its own share. A
 permission lowered between the gate and the write raises :class:`LevelChanged`, which
 the store (:class:`~satchel.memory._store_base.StoreBase`) answers by running the gate
 again.

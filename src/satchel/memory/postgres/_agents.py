@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from satchel.memory._backend import NewBlock
 from satchel.memory._models import AgentSummary, Block
-from satchel.memory.postgres import _blocks
+from satchel.memory.postgres import _block_writes
 from satchel.memory.postgres._db import Conn
 
 __all__ = ["initialise", "is_set_up", "summaries"]
@@ -55,7 +55,7 @@ async def initialise(
         for new, vector in blocks:
             if new["label"] in taken:
                 continue
-            _, block = await _blocks.insert(
+            _, block = await _block_writes.insert(
                 conn, **new, vector=vector, model=model if vector is not None else None
             )
             made.append(block)

@@ -3,8 +3,9 @@ reading blocks, and every write to one (text, append, replace, delete, kind chan
 swaps, sharing, configuration, the operator's edits).
 
 Each write is one statement that re-checks the level the permission gate allowed
-(:mod:`._blocks`). :class:`BlockSteps` is a part of the backend (its base), kept in its
-own module; it holds no state of its own.
+(:mod:`._block_guard`; the reads are in :mod:`._blocks`, the writes in
+:mod:`._block_writes` and :mod:`._block_settings`). :class:`BlockSteps` is a part of
+the backend (its base), kept in its own module; it holds no state of its own.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from satchel.memory._backend import NewBlock
 from satchel.memory._history import BlockVersion
 from satchel.memory._models import Block, BlockKind, Permission, Unset
 from satchel.memory._operator import BlockChange
-from satchel.memory.postgres import _blocks, _history, _operator
+from satchel.memory.postgres import (
+    _block_settings,
+    _block_writes,
+    _blocks,
+    _history,
+    _operator,
+)
 from satchel.memory.postgres._backend_base import BackendBase
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._paging import visible_page
@@ -60,7 +67,7 @@ class BlockSteps(BackendBase):
     async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
         model = self._model
         _, block = await self._run(
-            lambda conn: _blocks.insert(conn, **new, vector=vector, model=model)
+            lambda conn: _block_writes.insert(conn, **new, vector=vector, model=model)
         )
         return block
 
@@ -78,7 +85,7 @@ class BlockSteps(BackendBase):
     ) -> Block:
         model = self._model
         return await self._run(
-            lambda conn: _blocks.set_text(
+            lambda conn: _block_writes.set_text(
                 conn,
                 pk,
                 agent,
@@ -103,7 +110,7 @@ class BlockSteps(BackendBase):
         hard_limit: bool,
     ) -> Block:
         return await self._run(
-            lambda conn: _blocks.append(
+            lambda conn: _block_writes.append(
                 conn, pk, agent, level, text, separator, hard_limit=hard_limit
             )
         )
@@ -120,7 +127,7 @@ class BlockSteps(BackendBase):
         hard_limit: bool,
     ) -> Block:
         return await self._run(
-            lambda conn: _blocks.replace(
+            lambda conn: _block_writes.replace(
                 conn,
                 pk,
                 agent,
@@ -136,7 +143,9 @@ class BlockSteps(BackendBase):
         self, agent: str, pk: int, level: Permission, *, expected_version: int | None
     ) -> Block:
         return await self._run(
-            lambda conn: _blocks.delete(conn, pk, agent, level, expected_version=expected_version)
+            lambda conn: _block_writes.delete(
+                conn, pk, agent, level, expected_version=expected_version
+            )
         )
 
     async def set_kind(
@@ -149,7 +158,7 @@ class BlockSteps(BackendBase):
         expected_version: int | None,
     ) -> Block:
         return await self._run(
-            lambda conn: _blocks.set_kind(
+            lambda conn: _block_settings.set_kind(
                 conn, pk, agent, level, kind, expected_version=expected_version
             )
         )
@@ -160,7 +169,7 @@ class BlockSteps(BackendBase):
         archive: tuple[int, Permission],
         load: tuple[int, Permission],
     ) -> tuple[Block, Block]:
-        return await self._run(lambda conn: _blocks.swap(conn, agent, archive, load))
+        return await self._run(lambda conn: _block_settings.swap(conn, agent, archive, load))
 
     async def set_share(
         self,
@@ -171,7 +180,7 @@ class BlockSteps(BackendBase):
         permission: Permission | None,
     ) -> Block:
         return await self._run(
-            lambda conn: _blocks.set_share(conn, pk, agent, level, recipient, permission)
+            lambda conn: _block_settings.set_share(conn, pk, agent, level, recipient, permission)
         )
 
     async def configure(
@@ -184,7 +193,7 @@ class BlockSteps(BackendBase):
         description: str | None,
     ) -> Block:
         return await self._run(
-            lambda conn: _blocks.configure(
+            lambda conn: _block_settings.configure(
                 conn,
                 pk,
                 agent,

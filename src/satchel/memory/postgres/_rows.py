@@ -40,6 +40,7 @@ __all__ = [
     "dump_json",
     "enc",
     "enc_all",
+    "keyed_blocks",
     "message_from_row",
     "normalise_tags",
     "utc",
@@ -122,6 +123,11 @@ def block_from_row(row: Sequence[Any]) -> Block:
         metadata=_json(row[14]),
         shares={name: Permission(level) for name, level in shares.items()},
     )
+
+
+def keyed_blocks(rows: list[tuple[Any, ...]]) -> list[tuple[int, Block]]:
+    """Each row selected with :data:`BLOCK_COLUMNS` as its primary key and its block."""
+    return [(int(row[0]), block_from_row(row)) for row in rows]
 
 
 def message_from_row(row: Sequence[Any]) -> Message:
