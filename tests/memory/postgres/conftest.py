@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,25 @@ class WordEmbedder:
             for word in re.findall(r"\w+", text.lower()):
                 out[row, hashlib.sha1(word.encode()).digest()[0] % self.dim] += 1.0
         return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+class Explaining:
+    """A real connection that first runs each statement under ``EXPLAIN (ANALYZE)``
+    and keeps the plan (then runs it as asked)."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.plans: list[dict[str, Any]] = []
+
+    async def execute(self, sql: str, params: Any = None) -> Any:
+        cursor = await self.conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
+        self.plans.append((await cursor.fetchone())[0][0]["Plan"])
+        return await self.conn.execute(sql, params)
+
+
+def plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every node of a JSON plan."""
+    return [plan, *(node for child in plan.get("Plans", []) for node in plan_nodes(child))]
 
 
 class FreshDatabases(Protocol):

@@ -5,37 +5,17 @@ plans whose cost grew with the table for every candidate."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import numpy as np
 import psycopg
 import pytest
 
-from memory.postgres.conftest import WordEmbedder
+from memory.postgres.conftest import Explaining, WordEmbedder, plan_nodes
 from satchel.memory import BlockKind
 from satchel.memory.postgres import PostgresStore
 from satchel.memory.postgres._context_sql import neighbour_pks
 
 pytestmark = [pytest.mark.anyio, pytest.mark.postgres]
-
-
-class Explaining:
-    """A real connection that first runs each statement under ``EXPLAIN (ANALYZE)``
-    and keeps the plan (then runs it as asked)."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.plans: list[dict[str, Any]] = []
-
-    async def execute(self, sql: str, params: Any = None) -> Any:
-        cursor = await self.conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        self.plans.append((await cursor.fetchone())[0][0]["Plan"])
-        return await self.conn.execute(sql, params)
-
-
-def nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every node of a JSON plan."""
-    return [plan, *(node for child in plan.get("Plans", []) for node in nodes(child))]
 
 
 def bulk_with_vectors(
@@ -97,7 +77,7 @@ async def test_neighbour_lookup_reads_a_few_rows_per_candidate(
         found = await neighbour_pks(explaining, "b", "ada", chosen)  # type: ignore[arg-type]
     assert len(found) == 40
     assert sum(len(pairs) for pairs in found.values()) >= 78  # two apiece but at the ends
-    per_candidate = [n for n in nodes(explaining.plans[0]) if n["Actual Loops"] > 1]
+    per_candidate = [n for n in plan_nodes(explaining.plans[0]) if n["Actual Loops"] > 1]
     assert per_candidate
     produced = sum(n["Actual Rows"] * n["Actual Loops"] for n in per_candidate)
     assert produced <= 10 * len(chosen), [

@@ -3,11 +3,10 @@ dropping the commonest query terms on large tables."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import psycopg
 import pytest
 
+from memory.postgres.conftest import Explaining, plan_nodes
 from satchel.memory import BlockKind, SearchFilters
 from satchel.memory.postgres import PostgresStore
 from satchel.memory.postgres._search_sql import BLOCKS, _Params, bm25_candidates, filter_clause
@@ -73,24 +72,6 @@ async def test_a_small_table_keeps_every_term(pg_store: PostgresStore) -> None:
     assert (chosen.terms, chosen.combine) == (["common", "platypus"], "or")
 
 
-class _Explaining:
-    """A real connection that first runs each statement under ``EXPLAIN (ANALYZE)``
-    and keeps the plan (then runs it as asked)."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.plans: list[dict[str, Any]] = []
-
-    async def execute(self, sql: str, params: Any = None) -> Any:
-        cursor = await self.conn.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)
-        self.plans.append((await cursor.fetchone())[0][0]["Plan"])
-        return await self.conn.execute(sql, params)
-
-
-def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
-    return [plan, *(node for child in plan.get("Plans", []) for node in _nodes(child))]
-
-
 async def test_bm25_computes_document_frequencies_once_per_query(
     pg_store: PostgresStore, pg_url: str
 ) -> None:
@@ -104,10 +85,10 @@ async def test_bm25_computes_document_frequencies_once_per_query(
         params = _Params(me="ada", q=None, model=None)
         where = filter_clause(BLOCKS, SearchFilters(), params)
         choice = await backend._stats.choose(conn, BLOCKS, ["common", "platypus"])  # pyright: ignore[reportPrivateUsage]
-        explaining = _Explaining(conn)
+        explaining = Explaining(conn)
         found = await bm25_candidates(explaining, BLOCKS, choice, where, params, 50, fill_in=False)  # type: ignore[arg-type]
     assert len(found) == 50
-    aggregates = [n for n in _nodes(explaining.plans[0]) if n["Node Type"] == "Aggregate"]
+    aggregates = [n for n in plan_nodes(explaining.plans[0]) if n["Node Type"] == "Aggregate"]
     assert aggregates
     assert all(n["Actual Loops"] == 1 for n in aggregates), [
         (n["Node Type"], n["Actual Loops"]) for n in aggregates
