@@ -135,14 +135,24 @@ class AnnIndex:
             found &= ~np.isin(keys.astype(np.int64), list(self._hidden))
         return found
 
+    def _where(
+        self, keys: npt.NDArray[np.uint64]
+    ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+        """Which keys the base holds unhidden, and which the overlay holds. Call with
+        the lock held."""
+        over = (
+            np.asarray(self._overlay.contains(keys), dtype=np.bool_).reshape(-1)
+            if len(self._overlay)
+            else np.zeros(len(keys), np.bool_)
+        )
+        return self._in_base(keys), over
+
     def _hide(self, keys: npt.NDArray[np.uint64]) -> None:
         """Hide the mapped vectors of ``keys`` and drop their overlay ones."""
-        base = self._in_base(keys)
+        base, over = self._where(keys)
         self._hidden.update(keys[base].astype(np.int64).tolist())
-        if len(self._overlay):
-            mine = np.asarray(self._overlay.contains(keys), dtype=np.bool_).reshape(-1)
-            if mine.any():
-                self._overlay.remove(keys[mine])
+        if over.any():
+            self._overlay.remove(keys[over])
 
     @staticmethod
     def _keys(ids: I64) -> npt.NDArray[np.uint64]:
@@ -193,10 +203,8 @@ class AnnIndex:
             return np.zeros(0, dtype=np.bool_)
         keys = self._keys(np.maximum(ids, 0))
         with self._lock:
-            found = self._in_base(keys)
-            if len(self._overlay):
-                found |= np.asarray(self._overlay.contains(keys), dtype=np.bool_).reshape(-1)
-        return found & (ids >= 0)
+            base, over = self._where(keys)
+        return (base | over) & (ids >= 0)
 
     def ids(self) -> I64:
         """Every id in the index, in no particular order."""
@@ -283,12 +291,7 @@ class AnnIndex:
         ids = ids[ids >= 0]
         with self._lock:
             keys = self._keys(ids)
-            base = self._in_base(keys)
-            over = (
-                np.asarray(self._overlay.contains(keys), dtype=np.bool_).reshape(-1)
-                if len(self._overlay)
-                else np.zeros(len(keys), np.bool_)
-            )
+            base, over = self._where(keys)
             keep = base | over
             ids, keys, over = ids[keep], keys[keep], over[keep]
             rows = np.zeros((len(ids), self.dim), np.float32)

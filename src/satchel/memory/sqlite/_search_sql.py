@@ -35,8 +35,11 @@ BM25_BUDGET = 2_000
 """About how many matching rows BM25 may rank per domain and query (FTS5 scores every
 matching row, a few microseconds each)."""
 
-_OVERFETCH = 2
-"""BM25 candidates are checked against the filters ``_OVERFETCH * n + 16`` at a time."""
+
+def _first_slice(n: int) -> int:
+    """How many ranked rows are checked against the filters first, to find ``n``."""
+    return 2 * n + 16
+
 
 _BM25 = {
     BLOCKS: ("blocks_fts", "bm25(blocks_fts, 0.5, 0.5, 1.0)", "blocks AS b", "b"),
@@ -120,7 +123,7 @@ def bm25_candidates(
     ``where``; equal scores go to the lower row id.
 
     The full-text index ranks its matches on its own and only the best ``2n + 16`` are
-    checked against ``where`` (:data:`_OVERFETCH`): joining every matching row to its
+    checked against ``where`` (:func:`first_matching`): joining every matching row to its
     table first cost as much as ranking them (random pages, ×0.55 at 1M rows,
     ``bench/README.md``). When too few of those pass (an agent owning a small share of
     a shared file), or when filters narrow the search (``narrowing``), the table is
@@ -132,15 +135,18 @@ def bm25_candidates(
         return _window_candidates(conn, domain, query, where, params, n, budget)
     fts, score, table, alias = _BM25[domain]
     if query.counts and not narrowing:
-        fetch = _OVERFETCH * n + 16
-        rows = conn.execute(
-            f"SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ? ORDER BY s, rowid LIMIT ?",
-            (query.match, fetch),
-        ).fetchall()
-        keep = keep_matching(conn, domain, [int(pk) for pk, _ in rows], where, params)
-        passing = [(int(pk), s) for pk, s in rows if pk in keep]
-        if len(passing) >= n or len(rows) < fetch:
-            return {pk: -float(s) for pk, s in passing[:n]}
+        fetch = _first_slice(n)
+        ranked: dict[int, float] = {
+            int(pk): -float(s)
+            for pk, s in conn.execute(
+                f"SELECT rowid, {score} AS s FROM {fts} WHERE {fts} MATCH ? "
+                "ORDER BY s, rowid LIMIT ?",
+                (query.match, fetch),
+            )
+        }
+        best = first_matching(conn, domain, list(ranked), where, params, n)
+        if len(best) >= n or len(ranked) < fetch:
+            return {pk: ranked[pk] for pk in best}
     rows = conn.execute(
         f"SELECT {fts}.rowid, {score} AS s FROM {fts} CROSS JOIN {table} "
         f"ON {alias}.pk = {fts}.rowid WHERE {fts} MATCH ? AND {where} "
@@ -359,7 +365,7 @@ def first_matching(
     """The first ``n`` of ``ranked`` that pass ``where``, in their order, checked a
     slice at a time (``2n + 16`` rows, then 900) instead of all at once."""
     out: list[int] = []
-    start, size = 0, _OVERFETCH * n + 16
+    start, size = 0, _first_slice(n)
     while start < len(ranked) and len(out) < n:
         chunk = ranked[start : start + size]
         keep = keep_matching(conn, domain, chunk, where, params)
