@@ -7,9 +7,9 @@ search (BM25-only is the baseline of the ratios; the order of the four rotates),
 machine load hits every column alike. It prints each column's p50 and p95 and the
 ratios, and checks that both commits return the same hits with the same scores (and,
 apart, the same hits in the same order, with the largest score difference). Both
-workers run with ``PYTHONHASHSEED=0``: before commit f8d32f8 (scores in the query's term order), coverage
-summed a set of terms, whose order, and so the last bit of a score, followed the string
-hash.
+workers run with ``PYTHONHASHSEED=0``: before commit f8d32f8 (sums in the query's term
+order), coverage summed a set of terms, whose order, and so the last bit of a score,
+followed the string hash.
 
 Stores:
 
