@@ -499,3 +499,29 @@ async def test_metadata_with_a_lone_surrogate_is_refused_before_any_request(
     assert services.requests == []
     assert await kit.store.list_messages("ada") == []
     result.to_json()
+
+
+async def test_credentials_in_a_webhook_url_reach_neither_the_result_nor_the_repr(
+    kit: Kit, services: FakeServices
+) -> None:
+    host = services.base_url.removeprefix("http://")
+    allowed = f"http://hook:S3CRET@{host}/hooks/"
+    endpoint = webhook(kit, allowed, delivery=kit.time.delivery(max_wait=5))
+    kit.set_endpoint("webhook", endpoint)
+
+    sent = await kit.ok(
+        "send_message", {"target": {"type": "webhook", "url": f"{allowed}ok"}, "content": "x"}
+    )
+    failed = await kit.error(
+        "send_message",
+        {"target": {"type": "webhook", "url": f"{allowed}private"}, "content": "x"},
+    )
+    refused = await kit.error(
+        "send_message",
+        {"target": {"type": "webhook", "url": f"http://u:S3CRET@{host}/admin"}, "content": "x"},
+    )
+
+    shown = " ".join([str(sent), failed.message, str(failed.details), refused.message])
+    assert "S3CRET" not in shown + repr(endpoint)
+    assert sent["receipts"][0]["to"] == f"webhook:http://{host}/hooks/ok"
+    assert "not an allowed" in refused.message

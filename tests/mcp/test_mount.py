@@ -286,3 +286,23 @@ async def test_serve_mounts_a_token_protected_http_server_with_a_mount_header() 
                 total = await client.call_tool("remote_add", {"a": 40, "b": 2})
     assert {"remote_add", "remote_word_count"} <= names
     assert total.structured_content == {"result": 42}
+
+
+async def test_credentials_in_a_mount_url_stay_out_of_its_error_and_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    registry = ToolRegistry()
+    url = f"http://ada:T0KEN-secret@127.0.0.1:{port}/mcp"
+    with (
+        caplog.at_level(logging.DEBUG),
+        anyio.fail_after(STARTUP),
+        pytest.raises(RemoteToolError, match="Could not mount") as raised,
+    ):
+        await mount_mcp(registry, prefix="remote", url=url, timeout=5)
+    assert f"127.0.0.1:{port}" in raised.value.message
+    assert "T0KEN" not in raised.value.message + caplog.text

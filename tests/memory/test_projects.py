@@ -3,6 +3,7 @@ setting its memory up with the person's global blocks shared in."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_every_way_of_cloning_one_repository_gives_one_project(tmp_path: Path, r
     project = project_for_root(root.as_uri())
     assert project.key == "github.com/acme/app"
     assert project.agent == "project:github.com:acme:app"
-    assert project.remote == remote
+    assert project.remote == remote.replace("ada:token@", "")
     assert "token" not in project.key
 
 
@@ -171,3 +172,37 @@ def test_memory_agents_shows_projects_and_their_roots(tmp_path: Path) -> None:
         "remote": "git@github.com:acme/app.git",
     }
     assert "github.com/acme/app (file://" in table
+
+
+def test_git_remote_credentials_are_never_stored(tmp_path: Path) -> None:
+    remote = "https://alice:ghp_SECRET123@github.com/acme/app.git"
+    project = project_for_root(_repo(tmp_path / "app", remote).as_uri())
+    assert project.remote == "https://github.com/acme/app.git"
+    db = tmp_path / "m.db"
+
+    async def set_up() -> None:
+        async with SQLiteStore(db) as store:
+            await ensure_project(store, project)
+
+    anyio.run(set_up)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["memory", "agents", "--db", str(db), "--json"]).stdout
+    exported = runner.invoke(app, ["memory", "export", "--db", str(db), "--agent", project.agent])
+    assert "https://github.com/acme/app.git" in listed
+    assert "ghp_SECRET123" not in listed + exported.stdout
+    assert "alice" not in listed + exported.stdout
+
+
+def test_a_remote_stored_with_credentials_before_is_shown_without_them(tmp_path: Path) -> None:
+    found_root = project_for_root(_repo(tmp_path / "app").as_uri())
+    project = dataclasses.replace(found_root, remote="https://bob:TOKEN@host.example/x/y")
+    db = tmp_path / "m.db"
+
+    async def check() -> None:
+        async with SQLiteStore(db) as store:
+            await ensure_project(store, project)  # as an earlier version recorded it
+            found = await project_of(store, project.agent)
+            assert found is not None
+            assert found.remote == "https://host.example/x/y"
+
+    anyio.run(check)

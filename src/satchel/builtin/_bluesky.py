@@ -12,6 +12,7 @@ import httpx
 import regex
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
+from satchel._redact import strip_userinfo
 from satchel.builtin._delivery import Delivery
 from satchel.builtin._http import client_scope, error_for, json_object
 from satchel.builtin._messaging import BlueskyTarget, OutgoingMessage, Receipt
@@ -72,7 +73,10 @@ class BlueskyEndpoint:
         self._session: tuple[str, str] | None = None  # (access token, DID)
 
     def __repr__(self) -> str:
-        return f"BlueskyEndpoint(identifier={self.identifier!r}, service={self.service!r})"
+        return (
+            f"BlueskyEndpoint(identifier={self.identifier!r}, "
+            f"service={strip_userinfo(self.service)!r})"
+        )
 
     def _xrpc(self, method: str) -> str:
         return f"{self.service}/xrpc/{method}"
@@ -151,7 +155,9 @@ class BlueskyEndpoint:
                     details={"service": "Bluesky", "status": response.status_code},
                 )
         if response.status_code // 100 != 2:
-            raise error_for("Bluesky", response, address=self.service, attempts=attempts)
+            raise error_for(
+                "Bluesky", response, address=strip_userinfo(self.service), attempts=attempts
+            )
         body = json_object(response)
         access, did = body.get("accessJwt"), body.get("did")
         if not isinstance(access, str) or not isinstance(did, str):

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import httpx
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
+from satchel._redact import strip_userinfo
 from satchel.builtin._delivery import Delivery
 from satchel.builtin._http import client_scope, error_for, json_object
 from satchel.builtin._messaging import DiscordTarget, OutgoingMessage, Receipt
@@ -77,7 +78,7 @@ class DiscordEndpoint:
         )
 
     def __repr__(self) -> str:
-        return f"DiscordEndpoint(base_url={self.base_url!r})"
+        return f"DiscordEndpoint(base_url={strip_userinfo(self.base_url)!r})"
 
     async def deliver(self, message: OutgoingMessage, /) -> Receipt:
         """Post ``message`` to its channel.

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 import httpx
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
+from satchel._redact import strip_userinfo
 from satchel.builtin._delivery import Delivery
 from satchel.builtin._http import client_scope, error_for, json_object
 from satchel.builtin._messaging import OutgoingMessage, Receipt, WebhookTarget
@@ -53,7 +54,7 @@ class WebhookEndpoint:
         self.delivery = delivery if delivery is not None else Delivery()
 
     def __repr__(self) -> str:
-        return f"WebhookEndpoint(allowed_urls={[str(u) for u in self.allowed]!r})"
+        return f"WebhookEndpoint(allowed_urls={[strip_userinfo(str(u)) for u in self.allowed]!r})"
 
     def permits(self, url: httpx.URL) -> bool:
         """Whether messages may go to ``url``."""
@@ -87,12 +88,13 @@ class WebhookEndpoint:
             raise ToolRetry(
                 f"{target.url[:200]!r} is not a valid URL.", details={"url": target.url[:200]}
             ) from exc
+        shown = strip_userinfo(str(url))[:200]
         if not self.permits(url):
-            allowed = ", ".join(str(u) for u in self.allowed) or "none"
+            allowed = ", ".join(strip_userinfo(str(u)) for u in self.allowed) or "none"
             raise ToolFailed(
-                f"Messages may not be sent to {str(url)[:200]!r}: it is not an allowed "
+                f"Messages may not be sent to {shown!r}: it is not an allowed "
                 f"webhook URL. Allowed: {allowed}.",
-                details={"url": str(url)[:200]},
+                details={"url": shown},
             )
         payload = {
             "sender": message.sender,
@@ -106,10 +108,10 @@ class WebhookEndpoint:
                 client, "The webhook", "POST", str(url), json=payload, headers=self._headers
             )
         if response.status_code // 100 != 2:
-            raise error_for("The webhook", response, address=str(url)[:200], attempts=attempts)
+            raise error_for("The webhook", response, address=shown, attempts=attempts)
         message_id = json_object(response).get("id")
         return Receipt(
-            to=f"webhook:{url}",
+            to=f"webhook:{strip_userinfo(str(url))}",
             id=str(message_id) if message_id else None,
             channel="webhook",
             attempts=attempts,

@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import unquote, urlsplit
 
 from satchel._errors import InvalidInputError, NotFoundError
+from satchel._redact import strip_userinfo
 from satchel.memory._models import Block, BlockKind, validate_agent
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._template import (
@@ -83,7 +84,8 @@ class Project:
         agent: The agent namespace holding its memory (``project:`` and the key, with
             ``/`` as ``:``).
         root: The root URI it was derived from (``file:///home/ada/app``).
-        remote: The remote URL as the git config has it; ``None`` without one.
+        remote: The remote URL as the git config has it, without any user or
+            password in it; ``None`` without one.
     """
 
     key: str
@@ -105,6 +107,8 @@ def project_for_root(root: str) -> Project:
     """
     path = _root_path(root)
     remote = _remote_of(path)
+    if remote is not None:
+        remote = strip_userinfo(remote)  # a token in the remote's URL is no metadata
     key = _normalise_remote(remote) if remote is not None else path.as_posix().lstrip("/")
     return Project(key=key, agent=_agent_name(key), root=root, remote=remote)
 
@@ -292,5 +296,5 @@ async def project_of(store: MemoryStore, agent: str) -> Project | None:
         key=key if isinstance(key, str) else agent.removeprefix(_AGENT_PREFIX).replace(":", "/"),
         agent=agent,
         root=root if isinstance(root, str) else "",
-        remote=remote if isinstance(remote, str) else None,
+        remote=strip_userinfo(remote) if isinstance(remote, str) else None,
     )

@@ -14,6 +14,7 @@ from typing import Any, TypeVar, cast
 import icalendar
 
 from satchel._errors import SatchelUsageError, ToolFailed
+from satchel._redact import redact_urls, strip_userinfo
 from satchel.toolkit._ical_store import Kind, components, expand, wrap
 
 __all__ = ["CalDAVCalendarStore"]
@@ -49,6 +50,8 @@ class CalDAVCalendarStore:
         tasks: str | None = None,
     ) -> None:
         self.url = url
+        self.safe_url = strip_userinfo(url)
+        """``url`` without any credentials in it: what messages and logs show."""
         self._username = username
         self._password = password
         self._calendar_name = calendar
@@ -68,14 +71,15 @@ class CalDAVCalendarStore:
             raise
         except (dav_error.DAVError, OSError, ConnectionError) as exc:
             raise ToolFailed(
-                f"The calendar server at {self.url} failed to {what}: {exc}",
-                details={"server": self.url},
+                f"The calendar server at {self.safe_url} failed to {what}: {redact_urls(str(exc))}",
+                details={"server": self.safe_url},
             ) from exc
         except Exception as exc:  # niquests' errors have no common base we can import
             if type(exc).__module__.startswith(("niquests", "urllib3", "requests")):
                 raise ToolFailed(
-                    f"The calendar server at {self.url} cannot be reached: {exc}",
-                    details={"server": self.url},
+                    f"The calendar server at {self.safe_url} cannot be reached: "
+                    f"{redact_urls(str(exc))}",
+                    details={"server": self.safe_url},
                 ) from exc
             raise
 
@@ -110,7 +114,7 @@ class CalDAVCalendarStore:
                 "/" + name
             ):
                 return calendar
-        logger.info("creating the calendar %r on %s", name, self.url)
+        logger.info("creating the calendar %r on %s", name, self.safe_url)
         made: Any = principal.make_calendar(
             name=name, supported_calendar_component_set=["VEVENT", "VTODO"]
         )

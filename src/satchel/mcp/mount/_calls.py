@@ -21,6 +21,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from satchel._errors import RemoteToolError, SatchelError, SatchelUsageError
+from satchel._redact import redact_urls
 from satchel.mcp.mount._remote import remote_result
 from satchel.tools import ErrorInfo, ToolResult, result_from_exception
 
@@ -51,7 +52,7 @@ def describe(exc: BaseException) -> str:
         return "; ".join(describe(e) for e in group.exceptions)
     if isinstance(exc, SatchelError):
         return exc.message
-    text = str(exc)
+    text = redact_urls(str(exc))
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

@@ -13,6 +13,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import anyio
 import httpx2
@@ -21,6 +22,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
+
+from satchel._redact import strip_userinfo
 
 __all__ = ["MountTarget", "Transport"]
 
@@ -43,22 +46,36 @@ class MountTarget:
 
     @property
     def label(self) -> str:
-        """The URL, or the command line, as shown in a mount's ``repr``."""
-        return self.url or " ".join([self.command or "", *self.args])
+        """The URL (without credentials), or the command line, as shown in a mount's
+        ``repr``."""
+        if self.url is not None:
+            return strip_userinfo(self.url)
+        return " ".join([self.command or "", *self.args])
 
     def transport(self, timeout: float, on_eof: Callable[[], None]) -> Transport:
         """A new transport to the server: ``timeout`` is the HTTP client's timeout
         (reads may take 300 s); ``on_eof`` is called when a stdio server's output ends."""
         if self.url is not None:
+            url, auth = _credentials_apart(self.url)
             http = httpx2.AsyncClient(
-                headers=self.headers, timeout=httpx2.Timeout(timeout, read=300.0)
+                headers=self.headers, timeout=httpx2.Timeout(timeout, read=300.0), auth=auth
             )
-            return _with_client(http, self.url)
+            return _with_client(http, url)
         assert self.command is not None
         params = StdioServerParameters(
             command=self.command, args=self.args, env=self.env, cwd=self.cwd
         )
         return _watched(stdio_client(params), on_eof)
+
+
+def _credentials_apart(url: str) -> tuple[str, httpx2.BasicAuth | None]:
+    """``url`` without its user-info part, and that part as HTTP basic auth: the
+    request is the same, and the SDK, which logs the URL, never sees the password."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    auth = httpx2.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
+    return strip_userinfo(url), auth
 
 
 class _EofWatch:
