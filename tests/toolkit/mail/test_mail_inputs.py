@@ -80,3 +80,47 @@ def test_any_search_text_on_a_real_imap_server_gets_a_result(
         )
 
     anyio.run(run)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(subject=st.text(max_size=40))
+def test_any_subject_is_sent_or_refused_as_invalid_arguments(tmp_path: Path, subject: str) -> None:
+    backend = MaildirBackend(tmp_path / "mail", address=ME)
+    registry = ToolRegistry()
+    for tool in mail_tools_for(backend):
+        registry.register(tool)
+
+    async def run() -> None:
+        before = len(backend.list_emails(folder="Sent", limit=1000))
+        sent = await registry.call(
+            "send_email", {"to": "bo@example.org", "subject": subject, "body": "b"}
+        )
+        after = len(backend.list_emails(folder="Sent", limit=1000))
+        if sent.ok:
+            assert after == before + 1
+        else:
+            assert sent.error is not None
+            assert sent.error.kind == "invalid_arguments", sent.error
+            assert after == before
+
+    anyio.run(run)
+
+
+def test_a_subject_with_a_unicode_line_separator_is_invalid_arguments(tmp_path: Path) -> None:
+    backend = MaildirBackend(tmp_path / "mail", address=ME)
+    registry = ToolRegistry()
+    for tool in mail_tools_for(backend):
+        registry.register(tool)
+
+    for subject in ("Hi\u2028Bcc: eve@example.org", "Hi\x85there", "a\u2029b", "a\x0bb"):
+        sent = anyio.run(
+            lambda s=subject: registry.call(
+                "send_email", {"to": "bo@example.org", "subject": s, "body": "b"}
+            )
+        )
+        assert sent.error is not None
+        assert sent.error.kind == "invalid_arguments", subject
+        assert "one line" in sent.error.message
+    assert backend.list_emails(folder="Sent", limit=10) == []

@@ -201,6 +201,10 @@ class SummarizeWeeklyEmails(_MailTool, Tool[SummarizeWeeklyIn, WeeklyDigest]):
         return build_digest(received, sent, address=self.backend.address, since=since, until=until)
 
 
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+"""What ``str.splitlines`` breaks on, and so what a mail header may not hold."""
+
+
 class SendEmailIn(_In):
     """Input of ``send_email``."""
 
@@ -219,8 +223,10 @@ class SendEmailIn(_In):
     @field_validator("subject")
     @classmethod
     def _one_line(cls, value: str) -> str:
-        if "\n" in value or "\r" in value:
-            raise InvalidInputError("the subject must be one line")
+        if any(char in _LINE_BREAKS for char in value):
+            raise InvalidInputError(
+                "the subject must be one line (no line or paragraph separators)"
+            )
         return value
 
 
