@@ -410,3 +410,25 @@ async def test_a_project_reads_hits_by_id_and_loads_the_person_s_entry_as_a_copy
     finally:
         await store.close()
     assert (person.kind.value, person.value, person.version) == ("archival", "Dr Lee, Tuesdays.", 1)
+
+
+async def test_a_long_label_neither_stops_serve_mirror_nor_its_restart(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    folder = tmp_path / "memory"
+    label = "ノート" * 33 + "x"  # 100 characters, 900 bytes once escaped
+    params = satchel_stdio("--db", str(db), "--mirror", str(folder))
+    for run in range(2):  # the second run starts on the database holding that label
+        with anyio.fail_after(STARTUP + 60):
+            async with Client(params, mode="legacy") as client:
+                if run == 0:
+                    created = await client.call_tool(
+                        "context",
+                        {"operation": "set", "label": label, "value": "Long-labelled."},
+                    )
+                    assert not created.is_error
+                await _append(client, "human", f"Run {run}.")
+                await _until(lambda r=run: f"Run {r}." in (folder / "blocks/human.md").read_text())
+                assert label in (await _blocks(client))
+    written = [p for p in (folder / "blocks").glob("*.md") if "~" in p.name]
+    assert len(written) == 1
+    assert written[0].read_text(encoding="utf-8").endswith("Long-labelled.")

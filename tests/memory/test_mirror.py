@@ -17,7 +17,10 @@ from satchel.memory import (
     MemoryStore,
     Permission,
     SQLiteStore,
+    export_markdown,
+    import_markdown,
 )
+from satchel.memory._markdown import file_name
 
 pytestmark = pytest.mark.anyio
 
@@ -164,3 +167,50 @@ async def _value(store: MemoryStore, label: str, value: str) -> bool:
         return (await store.get_block("ada", label)).value == value
     except Exception:  # not there yet
         return False
+
+
+LONG_LABELS = ["notes-" + "x" * 122, "ノート" * 42 + "ab", "Ünïcødé label " * 8 + "end"]
+
+
+@pytest.mark.parametrize("label", LONG_LABELS)
+async def test_every_valid_label_gets_a_file_name_every_filesystem_takes(
+    tmp_path: Path, label: str
+) -> None:
+    name = file_name(label)
+    assert len(name.encode()) <= 143  # eCryptfs, the tightest common limit
+    assert name.isascii()
+    assert file_name(label + "!") != name  # a hash keeps cut names apart
+    store = await _store(tmp_path / "m.db")
+    folder = tmp_path / "memory"
+    try:
+        await store.create_block("ada", label, "kept", kind=BlockKind.ARCHIVAL)
+        async with mirroring(store, folder):
+            assert (folder / "archival" / name).read_text(encoding="utf-8").endswith("kept")
+        report = await export_markdown(store, "ada", tmp_path / "export")
+        assert f"archival/{name}" in report.written
+    finally:
+        await store.close()
+    restored = await SQLiteStore.open(tmp_path / "restored.db", embedder=None)
+    try:
+        await import_markdown(restored, "ada", tmp_path / "export")
+        assert (await restored.get_block("ada", label)).value == "kept"
+    finally:
+        await restored.close()
+
+
+async def test_a_file_that_cannot_be_written_never_stops_the_mirror(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = await _store(tmp_path / "m.db")
+    folder = tmp_path / "memory"
+    (folder / "archival" / "trip.md").mkdir(parents=True)  # in the way of the entry's file
+    human = folder / "blocks" / "human.md"
+    try:
+        async with mirroring(store, folder) as mirror:
+            await store.append_to_block("ada", "human", "Lives in Porto.")
+            mirror.poke()
+            await _eventually(lambda: "Lives in Porto." in human.read_text())
+        assert "could not write" in caplog.text
+        assert (await store.get_block("ada", "trip")).value == "Lisbon, 3 days"
+    finally:
+        await store.close()

@@ -26,6 +26,7 @@ written by PyYAML.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -91,8 +92,15 @@ class MarkdownReport:
     refused: dict[str, str] = field(default_factory=dict[str, str])
 
 
+_MAX_STEM = 96
+"""The longest file stem written as is. Longer ones are cut and end in a hash of the
+label: every common filesystem takes 255 bytes, eCryptfs only 143, and a label of 100
+characters outside ASCII escapes to 900."""
+
+
 def file_name(label: str) -> str:
-    """The file name of ``label``: stable, and safe on every OS.
+    """The file name of ``label``: stable, unique per label, and safe on every OS and
+    filesystem (ASCII only, at most 116 bytes).
 
     Example:
         >>> file_name("Ada's notes")
@@ -102,6 +110,12 @@ def file_name(label: str) -> str:
     stem = "".join(parts)
     if stem.startswith(".") or stem.split(".")[0] in _RESERVED:
         stem = "".join(f"%{b:02x}" for b in stem[0].encode()) + stem[1:]
+    if len(stem) > _MAX_STEM:
+        cut = stem[:_MAX_STEM]
+        escape = cut.rfind("%", len(cut) - 2)
+        if escape != -1:  # never end inside an escape
+            cut = cut[:escape]
+        stem = cut + "~" + hashlib.sha256(label.encode()).hexdigest()[:16]
     return stem + ".md"
 
 

@@ -126,21 +126,43 @@ class MarkdownMirror:
             if on_disk is not None and on_disk != text and not self._in_step(path, on_disk):
                 continue  # edited by hand and not read in yet: the watcher's turn
             if on_disk != text:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8", newline="")
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text, encoding="utf-8", newline="")
+                except OSError as exc:  # the store stays right; the file waits
+                    self._could_not("write", path, exc)
+                    continue
                 done.append(path.relative_to(self.directory).as_posix())
             self._synced[path] = _digest(text)
             self._versions[block.id] = block.version
         for path in [p for p in self._synced if p not in live]:  # the block is gone
             on_disk = _read(path)
             if on_disk is None or self._in_step(path, on_disk):
-                path.unlink(missing_ok=True)
+                try:
+                    path.unlink(missing_ok=True)
+                except OSError as exc:
+                    self._could_not("remove", path, exc)
+                    continue
                 done.append(path.relative_to(self.directory).as_posix())
             del self._synced[path]
-        write_index(self.agent, blocks, self.directory)
-        if done:
-            self._save_state()
+        try:
+            write_index(self.agent, blocks, self.directory)
+            if done:
+                self._save_state()
+        except OSError as exc:
+            self._could_not("write", self.directory / "index.md", exc)
         return done
+
+    def _could_not(self, what: str, path: Path, exc: OSError) -> None:
+        """Log a file the mirror could not write or remove; it is tried again on the
+        next pass, and the store (the truth) is unaffected."""
+        logger.warning(
+            "mirror of %r: could not %s %s (%s); the memory itself is unaffected",
+            self.agent,
+            what,
+            path,
+            exc.strerror or exc,
+        )
 
     def _in_step(self, path: Path, text: str) -> bool:
         return self._synced.get(path) == _digest(text)
