@@ -10,6 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from satchel._errors import InvalidInputError
 from satchel.memory import (
     BlockKind,
     MarkdownMirror,
@@ -214,3 +215,43 @@ async def test_a_file_that_cannot_be_written_never_stops_the_mirror(
         assert (await store.get_block("ada", "trip")).value == "Lisbon, 3 days"
     finally:
         await store.close()
+
+
+async def test_a_block_folder_linked_elsewhere_is_refused_and_nothing_lands_there(
+    tmp_path: Path,
+) -> None:
+    store = await _store(tmp_path / "m.db")
+    folder = tmp_path / "memory"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder.mkdir()
+    (folder / "archival").symlink_to(elsewhere, target_is_directory=True)
+    try:
+        with pytest.raises(InvalidInputError, match="symbolic link"):
+            await MarkdownMirror(store, "ada", folder).run()
+    finally:
+        await store.close()
+    assert list(elsewhere.iterdir()) == []
+
+
+async def test_a_linked_block_file_is_refused_with_a_reason_and_never_written_through(
+    tmp_path: Path,
+) -> None:
+    store = await _store(tmp_path / "m.db")
+    folder = tmp_path / "memory"
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nlabel: trip\nkind: archival\n---\nParis", encoding="utf-8")
+    (folder / "archival").mkdir(parents=True)
+    (folder / "archival" / "trip.md").symlink_to(outside)
+    reports: list[MarkdownReport] = []
+    try:
+        async with mirroring(store, folder, reports) as mirror:
+            await mirror.read_in([folder / "archival" / "trip.md"])
+            await store.append_to_block("ada", "trip", " and Porto")
+            await mirror.write_out()
+        trip = await store.get_block("ada", "trip")
+    finally:
+        await store.close()
+    assert trip.value == "Lisbon, 3 days\n and Porto"  # the linked file was not read in
+    assert outside.read_text(encoding="utf-8").endswith("Paris")  # nor written through
+    assert any("symbolic link" in why for r in reports for why in r.refused.values())

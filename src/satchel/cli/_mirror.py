@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -11,11 +12,14 @@ import anyio
 import anyio.abc
 import typer
 
+from satchel._errors import InvalidInputError
 from satchel.cli._common import stderr_console
 from satchel.cli._store import open_store
 from satchel.memory import MarkdownMirror, MarkdownReport, MemoryStore
 
 __all__ = ["ServeMirrors", "agent_folder", "mirror_folder"]
+
+logger = logging.getLogger("satchel.cli.mirror")
 
 
 def agent_folder(agent: str) -> str:
@@ -63,14 +67,27 @@ class ServeMirrors:
         self._on_change = on_change
         self._mirrors: dict[str, MarkdownMirror] = {}
 
-    async def add(self, agent: str) -> None:
-        """Start mirroring ``agent`` (once)."""
+    async def add(self, agent: str, *, required: bool = True) -> None:
+        """Start mirroring ``agent`` (once).
+
+        Raises:
+            InvalidInputError: The folder cannot be mirrored (a block folder is a
+                symbolic link), and ``required``; otherwise that is logged and the
+                server goes on without this mirror.
+        """
         if agent in self._mirrors:
             return
         folder = self.root / agent_folder(agent) if self.per_project else self.root
         mirror = MarkdownMirror(
             self.store, agent, folder, on_change=self._on_change, on_report=_report(agent)
         )
+        try:
+            mirror.check_folder()
+        except InvalidInputError as exc:
+            if required:
+                raise
+            logger.warning("not mirroring %r: %s", agent, exc.message)
+            return
         self._mirrors[agent] = mirror
         await self._group.start(mirror.run)
 
@@ -89,6 +106,7 @@ def mirror_folder(db: str | None, agent: str, folder: Path) -> None:
         try:
             await store.ensure_agent(agent)
             mirror = MarkdownMirror(store, agent, folder, on_report=_report(agent))
+            mirror.check_folder()
             async with anyio.create_task_group() as tg:
                 await tg.start(mirror.run)
                 stderr_console().print(

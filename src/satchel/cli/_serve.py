@@ -520,7 +520,7 @@ async def _deliver_reminders(
 
 def _mirror_project(mirrors: ServeMirrors) -> Callable[[Project], Awaitable[None]]:
     async def add(project: Project) -> None:
-        await mirrors.add(project.agent)
+        await mirrors.add(project.agent, required=False)  # a session never fails for it
 
     return add
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -121,6 +122,8 @@ class MarkdownMirror:
             live.add(path)
             if self._versions.get(block.id) == block.version and path in self._synced:
                 continue
+            if path.is_symlink():  # refused when read in; never written through
+                continue
             text = render_block(block)
             on_disk = _read(path)
             if on_disk is not None and on_disk != text and not self._in_step(path, on_disk):
@@ -164,6 +167,23 @@ class MarkdownMirror:
             exc.strerror or exc,
         )
 
+    def check_folder(self) -> None:
+        """Create the folder, and refuse a block folder that is a symbolic link (the
+        model's writes would land wherever it points, outside the mirror's folder).
+
+        Raises:
+            InvalidInputError: A block folder is a symbolic link.
+        """
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for folder in (*_READ_FOLDERS, _CONFLICTS):
+            path = self.directory / folder
+            if path.is_symlink():
+                raise InvalidInputError(
+                    f"the mirror folder's {folder!r} is a symbolic link (to "
+                    f"{os.readlink(path)!r}); the mirror writes only inside {self.directory}. "
+                    "Replace the link with a real folder, or mirror into another folder."
+                )
+
     def _in_step(self, path: Path, text: str) -> bool:
         return self._synced.get(path) == _digest(text)
 
@@ -192,6 +212,12 @@ class MarkdownMirror:
             chosen = sorted(set(paths)) if paths is not None else list(self._block_files())
             changed = False
             for path in chosen:
+                if path.is_symlink():
+                    report.refused[path.name] = (
+                        "is a symbolic link; the mirror reads and writes only regular "
+                        "files inside its folder (copy the file in instead)"
+                    )
+                    continue
                 text = _read(path)
                 if text is None or self._in_step(path, text):
                     continue  # deleted, or our own write
@@ -244,7 +270,7 @@ class MarkdownMirror:
         Reports ready (``task_status``) once the first pass is done and the folder is
         watched.
         """
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.check_folder()
         self._load_state()
         if (self.directory / "index.md").is_file():
             await self.read_in()
