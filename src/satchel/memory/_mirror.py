@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import logging
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import cast
