@@ -251,3 +251,25 @@ def test_an_export_into_a_missing_directory_is_one_error_line(tmp_path: Path) ->
     seed(db, _rich_memory)
 
     one_error_line(run(db, "export", str(tmp_path / "nope" / "x.jsonl")), 2, "nope")
+
+
+async def _alice_notes(store: MemoryStore) -> None:
+    await store.create_block("alice", "notes", "Alice's own.", permission=Permission.READ_ONLY)
+
+
+@pytest.mark.parametrize("mode", ["error", "skip", "replace"])
+def test_an_import_file_cannot_take_another_agents_block_by_its_id(
+    db: Path, tmp_path: Path, mode: str
+) -> None:
+    seed(db, _alice_notes)
+    alice = json.loads(ok(db, "export", "--agent", "alice").stdout.splitlines()[1])["block"]
+    before = ok(db, "export", "--all-agents").stdout
+    bad = tmp_path / "bob.jsonl"
+    stolen = {**BLOCK, "id": alice["id"], "agent": "bob", "label": "stolen"}
+    bad.write_bytes(export_file(stolen, header={**HEADER, "agent": "bob"}))
+
+    result = run(db, "import", "--agent", "bob", "--on-conflict", mode, str(bad))
+
+    one_error_line(result, 2, "cannot be used for 'bob'", "Nothing was imported")
+    assert "alice" not in result.stderr + result.stdout
+    assert ok(db, "export", "--all-agents").stdout == before

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from satchel import AlreadyExistsError, PermissionDeniedError
+from satchel import AlreadyExistsError, InvalidInputError, PermissionDeniedError
 from satchel.memory import (
     Block,
     BlockKind,
@@ -21,6 +21,7 @@ from satchel.memory import (
     ImportReport,
     MemoryStore,
     Message,
+    OnConflict,
     Permission,
     SQLiteStore,
 )
@@ -175,6 +176,29 @@ async def test_import_replace_overwrites_by_id_or_label_without_the_permission_g
     assert blocks["odd"] == new_odd
     assert blocks["empty"] == by_label
     assert (await store.get_block("bob", "odd")).value == "restored"
+
+
+@pytest.mark.parametrize("on_conflict", ["error", "skip", "replace"])
+async def test_an_import_never_takes_another_agents_record_by_its_id(
+    store: MemoryStore, on_conflict: OnConflict
+) -> None:
+    await populate(store)
+    before = await export_all(store)
+    odd = next(r for r in before if isinstance(r, Block) and r.label == "odd")  # bob's
+    said = next(r for r in before if isinstance(r, Message) and r.agent == "ada")
+    stolen = odd.model_copy(update={"agent": "eve", "label": "stolen", "value": "mine"})
+    echoed = said.model_copy(update={"agent": "eve", "content": "mine"})
+    refusals: list[str] = []
+    for record in (stolen, echoed):
+        with pytest.raises(InvalidInputError) as refused:
+            await store.import_records([record], on_conflict=on_conflict)
+        refusals.append(refused.value.message)
+    assert await export_all(store) == before
+    for message in refusals:
+        assert "cannot be used for 'eve'" in message
+        assert "bob" not in message  # neither whose it is, nor that it exists
+        assert "ada" not in message
+        assert "already" not in message
 
 
 async def test_import_keeps_a_value_over_its_char_limit(store: MemoryStore) -> None:

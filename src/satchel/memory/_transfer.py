@@ -35,6 +35,7 @@ __all__ = [
     "add_reports",
     "conflict_error",
     "export_records",
+    "foreign_id_error",
     "import_records",
 ]
 
@@ -64,6 +65,20 @@ def conflict_error(record: Block | Message) -> AlreadyExistsError:
     return AlreadyExistsError(
         f"the store already holds {type(record).__name__.lower()} {record.id!r}{also}; "
         "import with on_conflict='skip' or 'replace'. Nothing was imported.",
+        details={"id": record.id, "agent": record.agent},
+    )
+
+
+def foreign_id_error(record: Block | Message) -> InvalidInputError:
+    """The refusal of an import whose ``record`` carries an id that is not free for its
+    agent: in every ``on_conflict`` mode, and in words that do not say whether, or
+    whose, a record with that id exists (an import file must not take over, nor probe
+    for, another agent's records)."""
+    kind = type(record).__name__.lower()
+    return InvalidInputError(
+        f"{kind} {record.id!r} of {record.agent!r}: that id cannot be used for "
+        f"{record.agent!r}. Remove the id (a new one is made) or give the record another "
+        "one. Nothing was imported.",
         details={"id": record.id, "agent": record.agent},
     )
 

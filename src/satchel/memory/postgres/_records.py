@@ -16,7 +16,7 @@ import numpy.typing as npt
 from psycopg import errors
 
 from satchel.memory._models import Block, ImportReport, Message, OnConflict
-from satchel.memory._transfer import conflict_error
+from satchel.memory._transfer import conflict_error, foreign_id_error
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._rows import (
     BLOCK_COLUMNS,
@@ -93,16 +93,25 @@ async def export_messages(
 
 
 async def _conflicts(conn: Conn, record: Block | Message) -> list[int]:
+    """The rows ``record`` would replace, locked.
+
+    Raises:
+        InvalidInputError: its id belongs to another agent's record.
+    """
     if isinstance(record, Block):
         cursor = await conn.execute(
-            "SELECT pk FROM satchel_blocks WHERE id = %s OR (agent = %s AND label = %s) FOR UPDATE",
+            "SELECT pk, agent FROM satchel_blocks "
+            "WHERE id = %s OR (agent = %s AND label = %s) FOR UPDATE",
             (record.id, record.agent, record.label),
         )
     else:
         cursor = await conn.execute(
-            "SELECT pk FROM satchel_messages WHERE id = %s FOR UPDATE", (record.id,)
+            "SELECT pk, agent FROM satchel_messages WHERE id = %s FOR UPDATE", (record.id,)
         )
-    return [int(row[0]) for row in await cursor.fetchall()]
+    rows = await cursor.fetchall()
+    if any(str(row[1]) != record.agent for row in rows):
+        raise foreign_id_error(record)
+    return [int(row[0]) for row in rows]
 
 
 async def _insert_block(conn: Conn, block: Block, vector: F32 | None, model: str | None) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from satchel.memory._models import Block, ImportReport, Message, OnConflict
-from satchel.memory._transfer import conflict_error
+from satchel.memory._transfer import conflict_error, foreign_id_error
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES, store_vectors
 from satchel.memory.sqlite._rows import (
     BLOCK_COLUMNS,
@@ -93,17 +93,28 @@ def export_messages(
 
 
 def _conflicts(conn: sqlite3.Connection, record: Block | Message) -> tuple[str, list[int]]:
+    """The table and rows ``record`` would replace.
+
+    Raises:
+        InvalidInputError: its id belongs to another agent's record.
+    """
     if isinstance(record, Block):
         # Two indexed lookups: with OR across the join SQLite scans every block, which
         # made a large import quadratic.
         rows = conn.execute(
-            f"SELECT pk FROM blocks WHERE id = ? UNION "
-            f"SELECT b.pk FROM {BLOCK_FROM} WHERE a.name = ? AND b.label = ?",
+            f"SELECT b.pk, a.name FROM {BLOCK_FROM} WHERE b.id = ? UNION "
+            f"SELECT b.pk, a.name FROM {BLOCK_FROM} WHERE a.name = ? AND b.label = ?",
             (record.id, record.agent, record.label),
         ).fetchall()
-        return "blocks", [int(row[0]) for row in rows]
-    rows = conn.execute("SELECT pk FROM messages WHERE id = ?", (record.id,)).fetchall()
-    return "messages", [int(row[0]) for row in rows]
+        table = "blocks"
+    else:
+        rows = conn.execute(
+            f"SELECT m.pk, a.name FROM {MESSAGE_FROM} WHERE m.id = ?", (record.id,)
+        ).fetchall()
+        table = "messages"
+    if any(str(row[1]) != record.agent for row in rows):
+        raise foreign_id_error(record)
+    return table, [int(row[0]) for row in rows]
 
 
 def _insert_block(conn: sqlite3.Connection, block: Block) -> int:
