@@ -206,3 +206,70 @@ def test_a_remote_stored_with_credentials_before_is_shown_without_them(tmp_path:
             assert found.remote == "https://host.example/x/y"
 
     anyio.run(check)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("file:///p/a/b", "file:///p/a:b"),
+        ("file://host/share", "file:///share"),
+        ("file://host/share", "file:///host/share"),
+        ("file:///p/a%25b", "file:///p/a%b/x"),
+        ("file:///p/a%3Ab", "file:///p/a/b"),
+    ],
+)
+def test_different_roots_never_share_a_project(one: str, other: str) -> None:
+    assert project_for_root(one).agent != project_for_root(other).agent
+
+
+@pytest.mark.parametrize(
+    ("root", "same_as"),
+    [
+        ("file:///p/a/%2e%2e/b", "file:///p/b"),
+        ("file:///p/a/../b/", "file:///p/b"),
+        ("file:///p/./b//", "file:///p/b"),
+        ("file://localhost/p/b", "file:///p/b"),
+        ("/p/x/../b", "file:///p/b"),
+    ],
+)
+def test_one_folder_written_several_ways_is_one_project(root: str, same_as: str) -> None:
+    assert project_for_root(root).agent == project_for_root(same_as).agent
+
+
+def test_a_share_on_another_machine_keeps_its_host() -> None:
+    project = project_for_root("file://fileserver/team/app")
+    assert "fileserver" in project.agent
+    assert project.agent != project_for_root("file:///team/app").agent
+
+
+@pytest.mark.parametrize("root", ["file:///", "/", "file:///%2e%2e", "file:///p/..", "C:/"])
+def test_the_filesystem_root_is_no_project(root: str) -> None:
+    with pytest.raises(InvalidInputError, match="is no project"):
+        project_for_root(root)
+
+
+def test_names_of_paths_without_colons_or_percent_signs_are_unchanged() -> None:
+    assert project_for_root("file:///home/ada/app").agent == "project:home:ada:app"
+    assert project_for_root("file:///C:/code/app").agent == "project:C::code:app"
+
+
+@given(
+    st.lists(
+        st.text(alphabet="ab:%./-", min_size=1, max_size=4).filter(lambda s: s not in {".", ".."}),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(
+        st.text(alphabet="ab:%./-", min_size=1, max_size=4).filter(lambda s: s not in {".", ".."}),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_the_mapping_is_injective_over_normalised_paths(a: list[str], b: list[str]) -> None:
+    import posixpath
+
+    path_a = posixpath.normpath("/" + "/".join(a))
+    path_b = posixpath.normpath("/" + "/".join(b))
+    if path_a in {"/", "//"} or path_b in {"/", "//"} or path_a == path_b:
+        return
+    assert project_for_root(path_a).agent != project_for_root(path_b).agent

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import posixpath
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -109,11 +110,18 @@ def project_for_root(root: str) -> Project:
     remote = _remote_of(path)
     if remote is not None:
         remote = strip_userinfo(remote)  # a token in the remote's URL is no metadata
-    key = _normalise_remote(remote) if remote is not None else path.as_posix().lstrip("/")
+    key = _normalise_remote(remote) if remote is not None else _path_key(path)
     return Project(key=key, agent=_agent_name(key), root=root, remote=remote)
 
 
 def _root_path(root: str) -> Path:
+    """The normalised path of a root: ``%2e%2e`` and ``..`` resolved lexically, a
+    ``file://host/share`` kept as the UNC path ``//host/share``.
+
+    Raises:
+        InvalidInputError: Not a ``file://`` URI or an absolute path, or the
+            filesystem's root (no project: the person's own memory is used).
+    """
     text = root.strip()
     if not text:
         raise InvalidInputError("a workspace root must not be empty")
@@ -122,17 +130,41 @@ def _root_path(root: str) -> Path:
         if parts.scheme != "file":
             raise InvalidInputError(f"a workspace root must be a file:// URI, not {text[:200]!r}")
         text = unquote(parts.path)
-        if re.match(r"^/[A-Za-z]:/", text):  # file:///C:/code on Windows
+        host = unquote(parts.netloc)
+        if host and host.lower() != "localhost":
+            text = f"//{host}/{text.lstrip('/')}"  # a share on another machine
+        elif re.match(r"^/[A-Za-z]:/", text):  # file:///C:/code on Windows
             text = text[1:]
     if re.search(r"[\x00-\x1f\x7f]", text):
         raise InvalidInputError("a workspace root must not hold control characters")
     if not (PurePosixPath(text).is_absolute() or PureWindowsPath(text).is_absolute()):
         raise InvalidInputError(f"a workspace root must be an absolute path, not {text[:200]!r}")
+    unc = text.startswith("//") and not text.startswith("///")
+    text = posixpath.normpath(text.replace("\\", "/") if PureWindowsPath(text).drive else text)
+    if unc and not text.startswith("//"):
+        text = "/" + text  # normpath keeps a leading // only on some platforms
+    if text.strip("/") == "" or re.fullmatch(r"[A-Za-z]:/?", text):
+        raise InvalidInputError(f"the filesystem's root {root[:200]!r} is no project")
     return Path(text)
 
 
+def _path_key(path: Path) -> str:
+    """The key of a root without a git remote: its path without the one leading
+    ``/`` (a UNC path ``//host/share`` keeps the second, so it never meets the local
+    ``/host/share``)."""
+    text = path.as_posix()
+    return text[1:] if text.startswith("/") else text
+
+
 def _agent_name(key: str) -> str:
-    name = _AGENT_PREFIX + re.sub(r"[\x00-\x1f\x7f]", "", key).replace("/", ":").strip()
+    """``project:`` and the key with ``/`` as ``:``; a ``%`` or ``:`` inside the key is
+    escaped first (``%25``, ``%3A``), so two keys never share a name (``p/a/b`` and
+    ``p/a:b`` differ) and keys without either keep the names they always had (a
+    Windows drive's colon stays too)."""
+    drive = re.match(r"^[A-Za-z]:(?=/)", key)  # C:/code keeps the name it had
+    head = drive.group(0) if drive else ""
+    escaped = head + key[len(head) :].replace("%", "%25").replace(":", "%3A")
+    name = _AGENT_PREFIX + re.sub(r"[\x00-\x1f\x7f]", "", escaped).replace("/", ":").strip()
     if len(name) > _MAX_AGENT:
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         name = _AGENT_PREFIX + "…" + name[-(_MAX_AGENT - len(_AGENT_PREFIX) - 14) :] + "~" + digest
