@@ -21,7 +21,7 @@ from satchel import (
     step,
     tool,
 )
-from satchel.compose import ChainTool, Fallback
+from satchel.compose import MAX_ITEMS, ChainTool, Fallback
 from satchel.consent import Decision, PermissionBroker, with_approval
 
 from .helpers import escalate, support_registry
@@ -300,10 +300,58 @@ async def test_fan_out_runs_each_item_bounded_and_collects_each_field() -> None:
     assert spec.spec.input_schema["properties"]["n"] == {
         "type": "array",
         "items": {"type": "integer"},
+        "maxItems": MAX_ITEMS,
     }
     result = await registry.call("sum_doubles", {"n": list(range(10))})
     assert result.output == {"result": 90}
     assert 1 < peak <= 3
+
+
+async def test_a_fan_out_over_more_items_than_its_bound_runs_nothing() -> None:
+    calls = 0
+
+    @tool
+    def bump(n: int) -> int:
+        """Count a call."""
+        nonlocal calls
+        calls += 1
+        return n
+
+    @tool
+    def many(count: int) -> list[int]:
+        """A list of ``count`` numbers."""
+        return list(range(count))
+
+    registry = ToolRegistry([bump, many])
+    registry.register(
+        chain("direct", step("bump", over="n", max_items=5), description="Bump each.")
+    )
+    registry.register(
+        chain(
+            "fed",
+            "many",
+            step("bump", over="n", map={"n": "result"}, max_items=5),
+            description="Bump many.",
+        )
+    )
+
+    direct = await registry.call("direct", {"n": list(range(3000))})
+    fed = await registry.call("fed", {"count": 3000})
+    within = await registry.call("direct", {"n": [1, 2, 3, 4, 5]})
+
+    assert direct.error is not None
+    assert direct.error.kind in {"invalid_arguments", "retry"}
+    assert fed.error is not None
+    assert fed.error.kind == "retry"
+    assert "at most 5" in fed.error.message
+    assert within.ok
+    assert calls == 5  # only the call within the bound ran
+    assert registry.get("direct").spec.input_schema["properties"]["n"]["maxItems"] == 5  # type: ignore[union-attr]
+
+
+def test_a_fan_out_bound_below_one_is_a_usage_error() -> None:
+    with pytest.raises(SatchelUsageError, match="max_items"):
+        step("bump", over="n", max_items=0)
 
 
 async def test_independent_steps_of_a_concurrent_chain_run_at_once() -> None:

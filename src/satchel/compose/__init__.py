@@ -15,9 +15,10 @@ Example:
 from satchel.compose._chain import ChainTool, chain
 from satchel.compose._conditions import Condition, Expr, Predicate, as_condition, truthy
 from satchel.compose._config import ChainConfig, ChainsFile, StepConfig, load_chains
-from satchel.compose._steps import Fallback, Step, StepTool, step
+from satchel.compose._steps import MAX_ITEMS, Fallback, Step, StepTool, step
 
 __all__ = [
+    "MAX_ITEMS",
     "ChainConfig",
     "ChainTool",
     "ChainsFile",

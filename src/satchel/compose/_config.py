@@ -3,7 +3,7 @@
 The same shape in each format: a list ``chains``, each with ``name``, ``description``
 and ``steps``; a step is a tool name or a table with ``tool``, ``id``, ``map``,
 ``when`` (a JMESPath condition), ``on_error`` (``"stop"``, ``"skip"`` or
-``{fallback = "tool"}``), ``over``, ``limit`` and ``after``::
+``{fallback = "tool"}``), ``over``, ``limit``, ``max_items`` and ``after``::
 
     [[chains]]
     name = "triage"
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from satchel._errors import SatchelUsageError
 from satchel.compose._conditions import Expr
-from satchel.compose._steps import DEFAULT_LIMIT, Fallback, Step, step
+from satchel.compose._steps import DEFAULT_LIMIT, MAX_ITEMS, Fallback, Step, step
 from satchel.tools import BaseTool, ToolOptions
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class StepConfig(BaseModel):
     on_error: Literal["stop", "skip"] | FallbackConfig = "stop"
     over: str | None = None
     limit: int = Field(default=DEFAULT_LIMIT, ge=1)
+    max_items: int = Field(default=MAX_ITEMS, ge=1)
     after: list[str] = Field(default_factory=list[str])
 
     def to_step(self) -> Step:
@@ -80,6 +81,7 @@ class StepConfig(BaseModel):
             else on_error,
             over=self.over,
             limit=self.limit,
+            max_items=self.max_items,
             after=self.after,
         )
 
@@ -221,6 +223,8 @@ def chain_to_config(tool: ChainTool) -> dict[str, Any]:
             entry["over"] = s.over
         if s.limit != DEFAULT_LIMIT:
             entry["limit"] = s.limit
+        if s.max_items != MAX_ITEMS:
+            entry["max_items"] = s.max_items
         if s.after:
             entry["after"] = list(s.after)
         steps.append(entry)

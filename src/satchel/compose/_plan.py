@@ -48,6 +48,7 @@ class PlannedStep:
     fallback: BaseTool | None
     over: str | None
     limit: int
+    max_items: int
     deps: frozenset[str]
     outputs: Mapping[str, JsonSchema]
     optional: bool
@@ -193,7 +194,11 @@ class _Planner:
             raise self.fail(sid, st.over, "`over` names a parameter the tool does not take.")
         sources: dict[str, tuple[Source, ...]] = {}
         for param, schema in params.items():
-            want = {"type": "array", "items": schema} if param == st.over else schema
+            want = (
+                {"type": "array", "items": schema, "maxItems": st.max_items}
+                if param == st.over
+                else schema
+            )
             ref = st.map.get(param, param)
             sources[param] = self.source(sid, param, ref, want, param in required, later)
         deps = {s.step for found in sources.values() for s in found if s.step}
@@ -218,7 +223,7 @@ class _Planner:
         planned = PlannedStep(
             index=index, id=sid, tool=tool, sources=sources, condition=st.when,
             on_error=st.on_error if isinstance(st.on_error, str) else "fallback",
-            fallback=fallback, over=st.over, limit=st.limit,
+            fallback=fallback, over=st.over, limit=st.limit, max_items=st.max_items,
             deps=frozenset(deps | set(st.after)), outputs=outputs, optional=optional,
         )  # fmt: skip
         for field, schema in outputs.items():

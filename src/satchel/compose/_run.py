@@ -161,6 +161,16 @@ class PlanRunner:
                 ),
             )
         values = cast(list[Any], items)
+        if len(values) > ps.max_items:
+            return ToolResult(
+                name,
+                error=ErrorInfo(
+                    "retry",
+                    f"`{over}` has {len(values)} items; this step takes at most "
+                    f"{ps.max_items} at once. Split the list and call again.",
+                    {"field": over, "items": len(values), "max_items": ps.max_items},
+                ),
+            )
         results: list[ToolResult | None] = [None] * len(values)
         queue = iter(range(len(values)))
 

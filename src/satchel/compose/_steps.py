@@ -20,6 +20,11 @@ function (made a :class:`~satchel.FunctionTool`)."""
 DEFAULT_LIMIT = 8
 """How many items of a fan-out run at once, unless a step says otherwise."""
 
+MAX_ITEMS = 100
+"""The most items one fan-out takes, unless a step says otherwise: the list's
+``maxItems`` in the chain's schema, and a ``retry`` naming the bound when a longer list
+arrives (a model's list of 3,000 ran the tool 3,000 times)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Fallback:
@@ -51,6 +56,7 @@ class Step:
         over: A parameter to fan out over: it is given a list, and the step runs once
             per item (at most ``limit`` at a time); each output field becomes a list.
         limit: The fan-out's concurrency bound.
+        max_items: The most items the fan-out takes (:data:`MAX_ITEMS` by default).
         after: Step ids this one must wait for besides those it takes data from (for
             ``concurrent`` chains).
     """
@@ -62,6 +68,7 @@ class Step:
     on_error: Literal["stop", "skip"] | Fallback = "stop"
     over: str | None = None
     limit: int = DEFAULT_LIMIT
+    max_items: int = MAX_ITEMS
     after: tuple[str, ...] = ()
 
 
@@ -74,13 +81,14 @@ def step(
     on_error: Literal["stop", "skip"] | Fallback | str = "stop",
     over: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    max_items: int = MAX_ITEMS,
     after: Sequence[str] = (),
 ) -> Step:
     """A chain step (see :class:`Step` for each argument).
 
     Raises:
         SatchelUsageError: a condition that does not parse, an unknown ``on_error``,
-            or a ``limit`` below 1.
+            or a ``limit`` or ``max_items`` below 1.
 
     Example:
         >>> step("classify", map={"text": "body"})
@@ -93,6 +101,8 @@ def step(
         )
     if limit < 1:
         raise SatchelUsageError(f"A fan-out limit must be at least 1, not {limit}.")
+    if max_items < 1:
+        raise SatchelUsageError(f"A fan-out's max_items must be at least 1, not {max_items}.")
     return Step(
         tool=tool,
         id=id,
@@ -101,5 +111,6 @@ def step(
         on_error=on_error,  # pyright: ignore[reportArgumentType]
         over=over,
         limit=limit,
+        max_items=max_items,
         after=tuple(after),
     )
