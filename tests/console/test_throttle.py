@@ -3,15 +3,22 @@ after a few, for a while, and a right token clears its record."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import anyio
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
 from satchel.consent import PermissionBroker, SQLiteApprovalStore
 from satchel.console import console_app
 from satchel.console._throttle import MAX_FAILURES, LoginThrottle
+from satchel.mcp import create_server
+from satchel.mcp.server._http import PathMounts, run_uvicorn
 from satchel.memory import SQLiteStore
+from satchel.registry import ToolRegistry
 
 from .conftest import seed
 
@@ -76,3 +83,125 @@ def test_failures_age_out_and_a_success_clears_them() -> None:
     assert throttle.retry_after("10.0.0.1") is not None
     throttle.succeeded("10.0.0.1")
     assert throttle.retry_after("10.0.0.1") is None
+
+
+async def test_concurrent_wrong_logins_are_checked_at_most_max_failures_times(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db, embedder=None)
+    await seed(store)
+    broker = PermissionBroker(SQLiteApprovalStore(db))
+    app = console_app(store, broker, token="s3cret")
+    statuses: list[int] = []
+    listening: list[str] = []
+    ready = anyio.Event()
+
+    def on_ready(url: str) -> None:
+        listening.append(url.removesuffix("/mcp"))
+        ready.set()
+
+    limits = httpx.Limits(max_connections=150)
+    async with anyio.create_task_group() as server:  # a real server: real interleaving
+        server.start_soon(lambda: run_uvicorn(app, "127.0.0.1", 0, on_ready=on_ready))
+        with anyio.fail_after(30):
+            await ready.wait()
+        async with httpx.AsyncClient(base_url=listening[0], limits=limits) as client:
+            started = 0
+            all_sent = anyio.Event()
+
+            async def guess(i: int) -> None:
+                form = f"token=guess{i:03d}&next=%2F".encode()
+
+                async def body() -> AsyncIterator[bytes]:
+                    nonlocal started
+                    started += 1  # this request's headers are out
+                    if started == 150:
+                        all_sent.set()
+                    await all_sent.wait()  # every form arrives after every header
+                    yield form
+
+                answer = await client.post(
+                    "/login",
+                    content=body(),
+                    headers={
+                        "content-type": "application/x-www-form-urlencoded",
+                        "content-length": str(len(form)),
+                    },
+                )
+                statuses.append(answer.status_code)
+
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+                    for i in range(150):
+                        group.start_soon(guess, i)
+        server.cancel_scope.cancel()
+    await store.close()
+    await broker.close()
+
+    assert statuses.count(401) <= MAX_FAILURES  # each 401 is one token compared
+    assert statuses.count(429) >= 150 - MAX_FAILURES
+
+
+def _mcp_and_console(
+    tmp_path: Path, store: SQLiteStore, broker: PermissionBroker
+) -> tuple[Any, LoginThrottle]:
+    throttle = LoginThrottle()
+    server = create_server(ToolRegistry())
+    mcp = server.http_app(token="s3cret", throttle=throttle)
+    console = console_app(store, broker, token="s3cret", throttle=throttle)
+    return PathMounts(mcp, {"/console": console}), throttle
+
+
+async def test_wrong_bearer_tokens_at_mcp_are_slowed_and_count_for_the_console_too(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db, embedder=None)
+    await seed(store)
+    broker = PermissionBroker(SQLiteApprovalStore(db))
+    app, _ = _mcp_and_console(tmp_path, store, broker)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as client:
+        guesses = [
+            client.post("/mcp", json=body, headers={"authorization": f"Bearer no{i}"})
+            for i in range(400)
+        ]
+        login = client.post("/console/login", data={"token": "s3cret"})
+        right = client.post("/mcp", json=body, headers={"authorization": "Bearer s3cret"})
+    await store.close()
+    await broker.close()
+
+    codes = [g.status_code for g in guesses]
+    assert codes[:MAX_FAILURES] == [401] * MAX_FAILURES
+    assert set(codes[MAX_FAILURES:]) == {429}
+    assert 0 < int(guesses[-1].headers["retry-after"]) <= 300
+    assert login.status_code == 429  # one limit for every entry point
+    assert right.status_code == 429  # a locked-out client's tokens are not even checked
+
+
+async def test_a_right_bearer_token_at_mcp_is_never_slowed(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db, embedder=None)
+    await seed(store)
+    broker = PermissionBroker(SQLiteApprovalStore(db))
+    app, throttle = _mcp_and_console(tmp_path, store, broker)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        codes = [
+            client.post(
+                "/mcp",
+                json=body,
+                headers={
+                    "authorization": "Bearer s3cret",
+                    "accept": "application/json, text/event-stream",
+                },
+            ).status_code
+            for _ in range(3 * MAX_FAILURES)
+        ]
+    await store.close()
+    await broker.close()
+
+    assert 429 not in codes
+    assert 401 not in codes
+    assert throttle.retry_after("testclient") is None

@@ -56,6 +56,7 @@ import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
+from satchel._throttle import LoginThrottle
 from satchel.cli._approvals import approval_store
 from satchel.cli._builtin_options import (
     check_replacements,
@@ -479,13 +480,16 @@ async def run_serve(options: ServeOptions, http: tuple[str, int] | None, token: 
 
         host, port = http
         mounts = None
+        throttle = LoginThrottle()  # one limit on guessing the token, /mcp and /console
         if options.console:
             from satchel.console import console_app
 
-            console = console_app(store, broker, token=token, agent=person)
+            console = console_app(store, broker, token=token, agent=person, throttle=throttle)
             mounts = {"/console": console}
         try:
-            await server.run_http(host, port, token=token, on_ready=ready, mounts=mounts)
+            await server.run_http(
+                host, port, token=token, on_ready=ready, mounts=mounts, throttle=throttle
+            )
         except OSError as exc:
             if listening:
                 raise

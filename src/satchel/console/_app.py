@@ -15,6 +15,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from satchel._throttle import LoginThrottle
 from satchel.consent import PermissionBroker
 from satchel.console._approvals import ApprovalPages
 from satchel.console._blocks import BlockPages
@@ -142,16 +143,15 @@ class _Session:
 
     async def login(self, request: Request) -> Response:
         """Check the token and set the session cookie; a client that sent too many
-        wrong tokens waits first (:class:`~satchel.console._throttle.LoginThrottle`)."""
+        wrong tokens waits first (:class:`~satchel._throttle.LoginThrottle`)."""
         client = _client(request)
-        wait = self.console.throttle.retry_after(client)
+        wait = self.console.throttle.begin(client)  # counted before the form is read
         if wait is not None:
             return _too_many(self.console, request, wait)
         form = await request.form(max_files=0, max_fields=4)
         nxt = field(form, "next", "/")
         if not self.console.guard.token_matches(field(form, "token")):
             logger.info("refused a console login with a wrong token")
-            self.console.throttle.failed(client)
             context = {"next": nxt, "failed": True}
             return self.console.renderer.render(request, "login.html", context, status=401)
         self.console.throttle.succeeded(client)
@@ -181,6 +181,7 @@ def console_app(
     *,
     token: str | None = None,
     agent: str | None = None,
+    throttle: LoginThrottle | None = None,
 ) -> Starlette:
     """The memory console as an ASGI app, on an open memory store and the approval
     broker of the same database. Mount it anywhere (``satchel serve --http`` mounts it
@@ -193,6 +194,8 @@ def console_app(
         token: The operator's token; ``None`` serves loopback clients only, without a
             login.
         agent: The agent ``/`` opens; ``None`` for the list of agents.
+        throttle: Counts wrong tokens per client; pass the one the MCP endpoint uses
+            (``satchel serve --http``) so every entry point shares one limit.
 
     Raises:
         SatchelUsageError: ``store`` is not a :class:`~satchel.memory.GatedStore`.
@@ -204,7 +207,12 @@ def console_app(
     guard = Guard(token=token)
     renderer = Renderer(guard)
     console = Console(
-        store=operator_store(store), broker=broker, guard=guard, renderer=renderer, agent=agent
+        store=operator_store(store),
+        broker=broker,
+        guard=guard,
+        renderer=renderer,
+        agent=agent,
+        throttle=throttle if throttle is not None else LoginThrottle(),
     )
     blocks, search = BlockPages(console), SearchPages(console)
     approvals, session = ApprovalPages(console), _Session(console)

@@ -9,11 +9,11 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 
 from satchel._errors import InvalidInputError, NotFoundError
+from satchel._throttle import LoginThrottle
 from satchel.consent import PermissionBroker
 from satchel.console._guard import Guard
 from satchel.console._operator import Operator
 from satchel.console._render import Renderer
-from satchel.console._throttle import LoginThrottle
 from satchel.memory import AgentSummary, GatedStore
 
 __all__ = ["MAX_FORM_BYTES", "Console", "field"]

@@ -6,6 +6,7 @@ import asyncio
 import hmac
 import json
 import logging
+import math
 import os
 import socket
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from satchel._errors import InvalidInputError
+from satchel._throttle import LoginThrottle
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -31,6 +33,12 @@ logger = logging.getLogger("satchel.mcp.http")
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 """The largest request body served; larger ones get HTTP 413 (the SDK's default)."""
 
+_TOO_MANY = json.dumps(
+    {
+        "error": "too_many_requests",
+        "error_description": "Too many wrong tokens from this address; wait and try again.",
+    }
+).encode()
 _UNAUTHORIZED = json.dumps(
     {
         "error": "invalid_token",
@@ -41,18 +49,22 @@ _UNAUTHORIZED = json.dumps(
 
 class BearerTokenMiddleware:
     """ASGI middleware that answers HTTP 401 to any request without the right bearer
-    token, before the request's body is read or anything runs.
+    token, before the request's body is read or anything runs, and HTTP 429 to a
+    client that sent too many wrong ones (:class:`~satchel._throttle.LoginThrottle`).
 
     Args:
         app: The app to protect.
         token: The token every request must present as ``Authorization: Bearer <token>``.
+        throttle: Counts wrong tokens per client address; share one with the console
+            so guesses at either count against one limit.
     """
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, throttle: LoginThrottle | None = None) -> None:
         if not token:
             raise InvalidInputError("the bearer token must not be empty")
         self.app = app
         self._token = token.encode()
+        self.throttle = throttle if throttle is not None else LoginThrottle()
 
     def _authorized(self, scope: Scope) -> bool:
         for key, value in scope.get("headers", ()):
@@ -64,25 +76,53 @@ class BearerTokenMiddleware:
         return False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket") or self._authorized(scope):
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        client = _client(scope)
+        wait = self.throttle.begin(client)  # recorded before the token is compared
+        if wait is None and self._authorized(scope):
+            self.throttle.succeeded(client)
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
+        if wait is not None:
+            logger.info("refused an HTTP request from %s: too many wrong tokens", client)
+            await _send_json(
+                send,
+                429,
+                _TOO_MANY,
+                [(b"retry-after", str(max(1, math.ceil(wait))).encode())],
+            )
+            return
         logger.info("refused an HTTP request without the right bearer token")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 401,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(_UNAUTHORIZED)).encode()),
-                    (b"www-authenticate", b'Bearer realm="satchel", error="invalid_token"'),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": _UNAUTHORIZED})
+        challenge = b'Bearer realm="satchel", error="invalid_token"'
+        await _send_json(send, 401, _UNAUTHORIZED, [(b"www-authenticate", challenge)])
+
+
+def _client(scope: Scope) -> str:
+    """Who is asking, for the throttle: the peer's address."""
+    peer = scope.get("client")
+    return str(peer[0]) if peer else "unknown"
+
+
+async def _send_json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 class PathMounts:

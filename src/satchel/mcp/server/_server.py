@@ -38,6 +38,7 @@ from starlette.types import ASGIApp
 
 from satchel import __version__
 from satchel._errors import SatchelUsageError
+from satchel._throttle import LoginThrottle
 from satchel.mcp._wire import ALL_VERSIONS_META_KEY, ERROR_META_KEY, NOTICE_META_KEY
 from satchel.mcp.server._channel import ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard
@@ -444,6 +445,7 @@ class SatchelServer:
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         stateless: bool = False,
         json_response: bool = False,
+        throttle: LoginThrottle | None = None,
     ) -> Starlette:
         """An ASGI app serving MCP over streamable HTTP at ``path``.
 
@@ -456,6 +458,8 @@ class SatchelServer:
             max_body_bytes: Larger request bodies get HTTP 413.
             stateless: Serve handshake-era clients without sessions.
             json_response: Answer with JSON bodies instead of SSE streams.
+            throttle: Counts wrong tokens per client (HTTP 429 after a few); share it
+                with anything else served that checks the same token.
         """
         app = self._server.streamable_http_app(
             streamable_http_path=path,
@@ -466,7 +470,7 @@ class SatchelServer:
         )
         app.add_middleware(RequestIdGuard)
         if token:  # outermost: nothing is read before the token is checked
-            app.add_middleware(BearerTokenMiddleware, token=token)
+            app.add_middleware(BearerTokenMiddleware, token=token, throttle=throttle)
         return app
 
     async def run_http(
@@ -480,6 +484,7 @@ class SatchelServer:
         request_timeout: float | None = None,
         max_connections: int | None = None,
         mounts: Mapping[str, ASGIApp] | None = None,
+        throttle: LoginThrottle | None = None,
     ) -> None:
         """Serve streamable HTTP on ``host:port`` until cancelled or interrupted.
 
@@ -496,8 +501,10 @@ class SatchelServer:
             mounts: Other apps served beside MCP, by path prefix (see
                 :class:`~satchel.mcp.server._http.PathMounts`); they check their own
                 callers (the token does not guard them).
+            throttle: Counts wrong tokens per client; pass the mounted console's so
+                every entry point shares one limit.
         """
-        app: ASGIApp = self.http_app(token=token, path=path, host=host)
+        app: ASGIApp = self.http_app(token=token, path=path, host=host, throttle=throttle)
         if mounts:
             app = PathMounts(app, mounts)
         await run_uvicorn(
