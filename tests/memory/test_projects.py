@@ -14,11 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from satchel._errors import InvalidInputError
+from satchel._errors import InvalidInputError, PermissionDeniedError
 from satchel.cli import app
 from satchel.memory import (
     PROJECT_LABEL,
     BlockKind,
+    Permission,
     SQLiteStore,
     ensure_project,
     project_for_root,
@@ -273,3 +274,50 @@ def test_the_mapping_is_injective_over_normalised_paths(a: list[str], b: list[st
     if path_a in {"/", "//"} or path_b in {"/", "//"} or path_a == path_b:
         return
     assert project_for_root(path_a).agent != project_for_root(path_b).agent
+
+
+async def test_a_project_adds_to_the_persons_blocks_but_never_rewrites_or_archives_them(
+    tmp_path: Path,
+) -> None:
+    project = project_for_root(_repo(tmp_path / "app").as_uri())
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        await ensure_project(store, project)
+        await store.update_block_text("default", "human", "Name: Ada.\nLives in Porto.")
+        added = await store.append_to_block(project.agent, "human", "Prefers tabs.")
+        refusals = []
+        for write in (
+            store.update_block_text(project.agent, "human", "wiped"),
+            store.replace_in_block(project.agent, "human", "Porto", "Lisbon"),
+            store.set_kind(project.agent, "human", BlockKind.ARCHIVAL),
+            store.delete_block(project.agent, "human"),
+        ):
+            with pytest.raises(PermissionDeniedError):
+                await write
+            refusals.append(write)
+        human = await store.get_block("default", "human")
+        in_context = {b.label for b in await store.list_blocks(project.agent)}
+
+    assert added.value == "Name: Ada.\nLives in Porto.\nPrefers tabs."
+    assert human.value == added.value  # nothing one client was told is lost
+    assert human.kind is BlockKind.CORE
+    assert "human" in in_context
+    assert len(refusals) == 4
+
+
+async def test_a_share_made_by_an_earlier_version_is_lowered_to_append_and_a_read_only_one_skipped(
+    tmp_path: Path,
+) -> None:
+    project = project_for_root(_repo(tmp_path / "app").as_uri())
+    async with SQLiteStore(tmp_path / "m.db", embedder=None) as store:
+        await ensure_project(store, project)
+        await store.share_block("default", "human", project.agent, Permission.READ_WRITE)
+        await ensure_project(store, project)  # the next session
+        human = await store.get_block("default", "human")
+        await store.create_block(
+            "default", "rules", "Be brief.", tags=["global"], permission=Permission.READ_ONLY
+        )
+        await ensure_project(store, project)
+        rules = await store.get_block("default", "rules")
+
+    assert human.shares[project.agent] is Permission.APPEND
+    assert project.agent not in rules.shares  # read_only: the gate lets no one share it

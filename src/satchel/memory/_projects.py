@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from urllib.parse import unquote, urlsplit
 
-from satchel._errors import InvalidInputError, NotFoundError
+from satchel._errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from satchel._redact import strip_userinfo
-from satchel.memory._models import Block, BlockKind, validate_agent
+from satchel.memory._models import Block, BlockKind, Permission, validate_agent
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._template import (
     CORE_CHAR_LIMIT,
@@ -61,6 +61,12 @@ PROJECT_TEMPLATE = "project"
 """The template name recorded for a project's agent (``satchel memory agents``)."""
 GLOBAL_TAG = "global"
 """A block of the person's agent with this tag is shared into every project."""
+PROJECT_SHARE = Permission.APPEND
+"""The most a project may do to the person's shared blocks: add to them. It never
+rewrites, archives or deletes them, so nothing one client was told is lost through
+another, and ``human`` stays in every project's context; corrections are made in the
+person's own memory (their agent, ``satchel memory``, the console). A block whose own
+permission is lower is shared at that."""
 DEFAULT_GLOBAL_LABELS: tuple[str, ...] = ("human", "persona")
 """The labels shared into every project by default: who the person is, who you are."""
 
@@ -304,9 +310,14 @@ async def ensure_project(
     for block in await store.list_blocks(person):
         if block.agent != person or not _is_global(block, global_labels):
             continue
-        if block.shares.get(project.agent) is block.permission:
+        level = min(block.permission, PROJECT_SHARE)
+        if block.shares.get(project.agent) is level:
             continue
-        await store.share_block(person, block.label, project.agent, block.permission)
+        try:
+            await store.share_block(person, block.label, project.agent, level)
+        except PermissionDeniedError as exc:  # a read_only block: not even its owner shares
+            logger.warning("not sharing %r into %s: %s", block.label, project.agent, exc.message)
+            continue
         shared.append(block.label)
     return shared
 
