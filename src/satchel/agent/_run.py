@@ -21,9 +21,10 @@ __all__ = [
     "ToolResultEvent",
 ]
 
-StopReason = Literal["reply", "terminal", "max_steps", "needs_approval", "rules"]
+StopReason = Literal["reply", "terminal", "max_steps", "needs_approval", "rules", "repeated"]
 """Why a run ended: the model answered, a terminal tool ran, the step limit was hit, a
-call waits for a human's approval, or the rules allowed no further call."""
+call waits for a human's approval, the rules allowed no further call, or the model
+made the same call (same tool, same arguments) ``ContextBudget.repeat_limit`` times."""
 
 
 @dataclass(frozen=True, slots=True)
