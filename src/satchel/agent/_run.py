@@ -94,8 +94,9 @@ class RunResult:
         reply: What the agent said to the user (its final text, or the content of a
             terminal ``send_message`` to the user).
         stop: Why the run ended (:data:`StopReason`).
-        messages: The messages this run added, oldest first.
-        tool_calls: Each call and its result, in order.
+        messages: The messages this run added, oldest first, as the conversation stores
+            them (a tool result cut to ``ContextBudget.tool_result_tokens``).
+        tool_calls: Each call and its whole result, in order.
         usage: Tokens used, as the model reported them.
         pending_approvals: The approval ids of calls that wait for a human.
     """
