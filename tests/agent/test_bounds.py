@@ -152,6 +152,23 @@ async def test_the_persons_message_and_this_turns_calls_stay_in_every_request(
     assert "earlier message 0 " not in " ".join(m.content for m in model.requests[-1].messages)
 
 
+async def test_a_turn_woken_by_a_stored_message_keeps_that_message_in_every_request(
+    store: MemoryStore,
+) -> None:
+    for n in range(30):
+        await store.add_message("ada", "assistant", f"earlier answer {n} about the weather " * 5)
+    await store.add_message("ada", "user", QUESTION, metadata={"from": "agent:bob"})
+    script = [call("lookup", {"query": f"bed {n}"}) for n in range(6)]
+    model = TestModel([*script, "Tomatoes."])
+    budget = ContextBudget(history_tokens=400, tool_result_tokens=200)
+    agent = Agent("ada", model, tools=ToolRegistry([lookup]), memory=store, budget=budget)
+    await agent.run(None)
+
+    asked = f"[message from agent:bob] {QUESTION}"
+    assert all(asked in [m.content for m in r.messages] for r in model.requests)
+    assert all(pairs_intact(r.messages) for r in model.requests)
+
+
 async def test_when_this_turn_alone_passes_the_budget_its_oldest_results_shrink_first(
     store: MemoryStore,
 ) -> None:
