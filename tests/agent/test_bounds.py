@@ -22,6 +22,7 @@ from satchel.agent import (
     ModelResponse,
     TestModel,
     call,
+    fit_history,
 )
 from satchel.cli import app
 from satchel.memory import MemoryStore, SQLiteStore
@@ -282,3 +283,27 @@ def test_satchel_run_says_why_a_repeating_turn_stopped(tmp_path: Path) -> None:
     )
     assert done.exit_code == 0, done.output
     assert "satchel: the turn stopped early (repeated)." in done.stderr
+
+
+def test_fit_history_keeps_this_turn_whole_and_never_a_result_without_its_call() -> None:
+    calling = ChatMessage(role="assistant", tool_calls=(call("lookup", {"query": "a"}, id="c1"),))
+    result = ChatMessage(role="tool", content="x " * 400, tool_call_id="c1", name="lookup")
+    history = [
+        *(ChatMessage(role="user", content=f"old {n} " * 40) for n in range(10)),
+        ChatMessage(role="user", content=QUESTION),
+        calling,
+        result,
+    ]
+    budget = ContextBudget(history_tokens=50)
+
+    def count(text: str) -> int:
+        return len(text) // 4 + 1
+
+    kept, summary = fit_history(history, budget, count, turn_start=10)
+    assert kept == history[10:]  # over the budget, and all kept
+    assert "earlier messages of this conversation left the prompt" in summary
+    assert fit_history(history, budget, count)[0] == kept  # by default, from the question
+    from_result, _ = fit_history(history, budget, count, turn_start=12)
+    assert from_result == history[11:]  # the result brought its call along
+    unpinned, _ = fit_history(history[11:], budget, count)
+    assert unpinned == history[11:]  # no question at all: still no result without its call

@@ -1,8 +1,7 @@
 """The model request of :class:`~satchel.agent.Agent`: the system prompt (instructions,
 the rendered memory or the tool usage rules, the tool rules, the summary of what left
-the prompt), the history that fits the budget (:mod:`satchel.agent._context`; this
-turn's messages always stay), and the tools the rules offer now, in the model's
-dialect.
+the prompt), the history that fits the budget (:mod:`satchel.agent._context`), and the
+tools the rules offer now, in the model's dialect.
 
 :class:`RequestBuilder` is a part of the agent (a base), kept in its own module; it
 holds no state of its own.
@@ -14,7 +13,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from satchel.agent._agent_history import RULE_NOTE
 from satchel.agent._context import ContextBudget, fit_history
 from satchel.agent._messages import ChatMessage, ModelRequest
 from satchel.agent._models import Model
@@ -45,8 +43,7 @@ class RequestBuilder:
     async def _request(
         self, run: RunResult, history: list[ChatMessage], allowed: list[str]
     ) -> ModelRequest:
-        turn = _turn_start(history, len(run.messages))
-        kept, summary = fit_history(history, self.budget, self._count, turn_start=turn)
+        kept, summary = fit_history(history, self.budget, self._count)
         if self.budget.summarizer == "model":
             summary = await self._running_summary(run, history[: len(history) - len(kept)])
         parts = [self.instructions.strip()]
@@ -95,18 +92,6 @@ class RequestBuilder:
                 metadata={"kind": SUMMARY_KIND, "through": covered.isoformat()},
             )
         return text
-
-
-def _turn_start(history: list[ChatMessage], added: int) -> int:
-    """Where this turn begins in ``history``, whose last ``added`` messages this run
-    added: at the person's message, which is the run's first or (a run woken by a
-    message, or resumed after an approval) the last one before the run's own."""
-    start = len(history) - added
-    for index in range(min(start, len(history) - 1), -1, -1):
-        message = history[index]
-        if message.role == "user" and not message.content.startswith(RULE_NOTE):
-            return index
-    return start
 
 
 async def _deliver_reminders(tools: ToolRegistry, agent: str) -> None:

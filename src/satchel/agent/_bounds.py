@@ -78,9 +78,8 @@ def tool_message(
     if earlier and budget.repeat_limit is not None:
         text += (
             f"\n\n{RULE_NOTE}You made this same call ({call.name}, same arguments) "
-            f"{earlier + 1} times in this turn, and the result is the one you already "
-            f"have. Use it, change the arguments, or answer: at {budget.repeat_limit} "
-            "identical calls the turn ends."
+            f"{earlier + 1} times in this turn. Use the result you have, change the "
+            f"arguments, or answer: at {budget.repeat_limit} identical calls the turn ends."
         )
     return text
 

@@ -124,13 +124,16 @@ def fit_history(
     ``messages[turn_start:]`` are this turn's (the person's message, then the calls and
     results it led to): they always stay. When they alone pass the budget, the oldest of
     this turn's tool results (not those of the latest call) shrink to their first words,
-    oldest first, until the turn fits or nothing is left to shrink. Without
-    ``turn_start``, the newest message stays whatever its size.
+    oldest first, until the turn fits or nothing is left to shrink. ``turn_start``
+    defaults to the last user message that is not a runtime note (a message that woke
+    the agent, in a turn that added none); with no such message, the newest message
+    stays whatever its size (with its call, if it is a result).
 
     A tool message never stays without the assistant message that called it, so the
     kept history always starts at a user or assistant message.
     """
-    start = len(messages) if turn_start is None else max(0, min(turn_start, len(messages)))
+    start = _last_asked(messages) if turn_start is None else turn_start
+    start = max(0, min(start, len(messages)))
     while 0 < start < len(messages) and messages[start].role == "tool":
         start -= 1  # a result stays with its call
     turn = _shrunk(list(messages[start:]), budget.history_tokens, count)
@@ -138,16 +141,25 @@ def fit_history(
     earlier: list[ChatMessage] = []
     for message in reversed(messages[:start]):
         cost = _message_tokens(message, count)
-        if (turn or earlier) and used + cost > budget.history_tokens:
+        if used + cost > budget.history_tokens:
             break
         earlier.append(message)
         used += cost
-    earlier.reverse()
-    while earlier and earlier[0].role == "tool":
-        earlier.pop(0)
-    kept = earlier + turn
+    kept = earlier[::-1] + turn
+    while kept and kept[0].role == "tool":  # its call left (or was never loaded)
+        kept.pop(0)
     left = list(messages[: len(messages) - len(kept)])
     return kept, _summary(left, budget, count)
+
+
+def _last_asked(messages: Sequence[ChatMessage]) -> int:
+    """The index of the last user message that is not a runtime note, else of the last
+    message."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and not message.content.startswith(RULE_NOTE):
+            return index
+    return max(len(messages) - 1, 0)
 
 
 def _shrunk(turn: list[ChatMessage], limit: int, count: Callable[[str], int]) -> list[ChatMessage]:
