@@ -101,7 +101,7 @@ async def test_another_conversation_does_not_see_the_first(store: MemoryStore) -
 
 
 async def test_max_calls_stops_a_looping_model(store: MemoryStore) -> None:
-    loop = [call("context", {"operation": "list"})] * 50
+    loop = [call("search", {"query": f"green tea {n}"}) for n in range(50)]
     model = TestModel(loop)
     result = await Agent("ada", model, memory=store, rules=[MaxCalls(3)]).run("go")
     ran = [r for _, r in result.tool_calls if r.ok]
@@ -114,7 +114,7 @@ async def test_max_calls_stops_a_looping_model(store: MemoryStore) -> None:
 
 
 async def test_the_step_limit_bounds_every_run(store: MemoryStore) -> None:
-    model = TestModel([call("context", {"operation": "list"})] * 50)
+    model = TestModel([call("search", {"query": f"green tea {n}"}) for n in range(50)])
     result = await Agent("ada", model, memory=store, max_steps=4).run("go")
     assert result.stop == "max_steps"
     assert len(model.requests) == 4

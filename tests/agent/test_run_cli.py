@@ -76,7 +76,8 @@ async def test_a_turn_over_the_wire_edits_memory_ends_on_send_message_and_resume
 
 
 async def test_max_calls_stops_a_looping_model_over_the_wire(tmp_path: Path) -> None:
-    fake = FakeOpenAI(scripted([completion(calls=[("context", {"operation": "list"})])]))
+    steps = [completion(calls=[("search", {"query": f"green tea {n}"})]) for n in range(50)]
+    fake = FakeOpenAI(scripted(steps))
     with serving(fake) as url:
         done = await anyio.to_thread.run_sync(
             lambda: satchel_run(

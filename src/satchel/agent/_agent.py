@@ -3,10 +3,10 @@ constrain and that records every message in the memory store.
 
 One run is one turn: the user's message, then model requests and tool calls until the
 model answers without calling a tool, a terminal tool runs (``send_message`` by
-default), a call waits for approval, the rules allow nothing more, or the step limit is
-hit. Each user message, assistant message, tool call and tool result is written to the
-store's conversations as it happens (so ``search`` finds them and a later process
-resumes the conversation).
+default), a call waits for approval, the rules allow nothing more, the model makes the
+same call once too often, or the step limit is hit. Each user message, assistant
+message, tool call and tool result is written to the store's conversations as it
+happens (so ``search`` finds them and a later process resumes the conversation).
 
 The class is written in four modules: this one (construction and the loop),
 :mod:`satchel.agent._agent_request` (building each model request),
@@ -197,7 +197,7 @@ class Agent(ToolDispatch, RequestBuilder):
         names = self.tools.names()
         async for event in self._run_calls(run, history, state, calls, names, approvals):
             yield event
-        if run.stop not in ("terminal", "needs_approval"):
+        if run.stop not in ("terminal", "needs_approval", "repeated"):
             async for event in self._steps(run, history, state):
                 yield event
         else:
@@ -243,7 +243,7 @@ class Agent(ToolDispatch, RequestBuilder):
             await self._add(run, history, _calling(response.text, response.tool_calls))
             async for event in self._run_calls(run, history, state, response.tool_calls, allowed):
                 yield event
-            if run.stop in ("terminal", "needs_approval"):
+            if run.stop in ("terminal", "needs_approval", "repeated"):
                 run.reply = run.reply or response.text
                 break
             if not allowed:

@@ -4,16 +4,20 @@ tool calls under the tool rules.
 Each call is checked against the tools the rules allow now and the tools it requires,
 run with a :class:`~satchel.tools.ToolContext` for the agent, and recorded with its
 result; a call that waits for a human's approval stops the turn, as does a terminal
-tool that succeeded. :class:`ToolDispatch` is a part of the agent (a base), kept in its
-own module; it holds no state of its own.
+tool that succeeded, and so does a call repeated up to the budget's ``repeat_limit``
+(:mod:`satchel.agent._bounds`, which also cuts each result to the budget).
+:class:`ToolDispatch` is a part of the agent (a base), kept in its own module; it holds
+no state of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from satchel.agent._agent_history import ConversationLog, as_mapping
+from satchel.agent._bounds import identical_calls, repeated, tool_message
+from satchel.agent._context import ContextBudget
 from satchel.agent._messages import ChatMessage
 from satchel.agent._run import ApprovalEvent, RunEvent, RunResult, ToolCallEvent, ToolResultEvent
 from satchel.builtin import MessageRouter
@@ -37,6 +41,8 @@ class ToolDispatch(ConversationLog):
     rules: list[ToolRule]
     router: MessageRouter | None
     broker: PermissionBroker | None
+    budget: ContextBudget
+    _count: Callable[[str], int]
 
     async def _run_calls(
         self,
@@ -48,12 +54,17 @@ class ToolDispatch(ConversationLog):
         approvals: dict[str, str] | None = None,
     ) -> AsyncIterator[RunEvent]:
         for call in calls:
+            earlier = identical_calls(call, run.tool_calls)
+            limit = self.budget.repeat_limit
+            again = limit is not None and earlier + 1 >= limit
             found = self.tools.get(call.name)
             name = found.spec.name if found is not None else call.name  # `tool@1` is `tool`
             permitted = name in allowed
-            yield ToolCallEvent(call, permitted)
+            yield ToolCallEvent(call, permitted and not again)
             unmet = state.unmet(found.spec.requires) if permitted and found is not None else []
-            if unmet:
+            if again:
+                result = repeated(call, earlier + 1)
+            elif unmet:
                 result = _unmet(name, unmet)
             elif permitted:
                 origin = f"agent:{self.name}"
@@ -82,7 +93,10 @@ class ToolDispatch(ConversationLog):
                 run,
                 history,
                 ChatMessage(
-                    role="tool", content=result.to_text(), tool_call_id=call.id, name=call.name
+                    role="tool",
+                    content=tool_message(call, result, earlier, self.budget, self._count),
+                    tool_call_id=call.id,
+                    name=call.name,
                 ),
                 result,
             )
@@ -94,6 +108,8 @@ class ToolDispatch(ConversationLog):
             elif permitted and self._ends_turn(call.name) and result.ok:
                 run.stop = "terminal"
                 run.reply = run.reply or _said_to_user(call)
+            elif again:
+                run.stop = "repeated"
 
     def _ends_turn(self, tool: str) -> bool:
         verdicts = [v for r in self.rules if (v := r.ends_turn(tool)) is not None]

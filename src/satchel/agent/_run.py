@@ -21,9 +21,10 @@ __all__ = [
     "ToolResultEvent",
 ]
 
-StopReason = Literal["reply", "terminal", "max_steps", "needs_approval", "rules"]
+StopReason = Literal["reply", "terminal", "max_steps", "needs_approval", "rules", "repeated"]
 """Why a run ended: the model answered, a terminal tool ran, the step limit was hit, a
-call waits for a human's approval, or the rules allowed no further call."""
+call waits for a human's approval, the rules allowed no further call, or the model
+made the same call (same tool, same arguments) ``ContextBudget.repeat_limit`` times."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +94,9 @@ class RunResult:
         reply: What the agent said to the user (its final text, or the content of a
             terminal ``send_message`` to the user).
         stop: Why the run ended (:data:`StopReason`).
-        messages: The messages this run added, oldest first.
-        tool_calls: Each call and its result, in order.
+        messages: The messages this run added, oldest first, as the conversation stores
+            them (a tool result cut to ``ContextBudget.tool_result_tokens``).
+        tool_calls: Each call and its whole result, in order.
         usage: Tokens used, as the model reported them.
         pending_approvals: The approval ids of calls that wait for a human.
     """

@@ -71,7 +71,7 @@ def run(
         typer.echo(
             f"satchel: waiting for approval of {ids}; see `satchel approvals list`.", err=True
         )
-    elif result.stop in ("max_steps", "rules"):
+    elif result.stop in ("max_steps", "rules", "repeated"):
         typer.echo(f"satchel: the turn stopped early ({result.stop}).", err=True)
 
 
