@@ -51,6 +51,10 @@ _INTERRUPTED_CALL = (
     "Interrupted: the turn was stopped while this call was pending; it may or may not "
     "have taken effect. Check before repeating it."
 )
+_UNANSWERED_CALL = (
+    "Error (failed): no result was recorded for this call (the turn ended while it "
+    "was pending); it may or may not have taken effect."
+)
 _RECORD_GRACE = 5.0
 """Seconds an interrupted turn may take to record the interruption."""
 
@@ -177,7 +181,9 @@ def _timestamp(value: object) -> datetime | None:
 def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
     """``history`` with each tool result right after the message that called it (a tool
     such as ``send_message`` records its own message while it runs, between the call
-    and its result, and providers refuse anything between the two)."""
+    and its result, and providers refuse anything between the two). A call with no
+    recorded result (its process was killed) is given one saying so: providers refuse
+    a call without its result."""
     results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
     placed: set[str] = set()
     ordered: list[ChatMessage] = []
@@ -190,6 +196,14 @@ def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
         ordered.append(message)
         for call in message.tool_calls:
             found = results.get(call.id) if call.id else None
+            if found is None and call.id:  # its turn ended with it (a killed process)
+                found = ChatMessage(
+                    role="tool",
+                    content=_UNANSWERED_CALL,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    created_at=message.created_at,
+                )
             if found is not None and call.id not in placed:
                 ordered.append(found)
                 placed.add(call.id or "")

@@ -24,10 +24,12 @@ from satchel.providers import parse_openai_tool_calls
 __all__ = ["OpenAIModel", "model_from_string"]
 
 
-def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
+def model_from_string(
+    spec: str, *, base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> Model:
     """The model ``spec`` names: ``openai:MODEL`` (``base_url`` or ``$OPENAI_BASE_URL``
     for another OpenAI-compatible server) or ``anthropic:MODEL`` (``base_url`` or
-    ``$ANTHROPIC_BASE_URL``).
+    ``$ANTHROPIC_BASE_URL``), whose requests may each take ``timeout`` seconds.
 
     Raises:
         SatchelUsageError: an unknown provider, no model name, or the provider's SDK
@@ -40,11 +42,11 @@ def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
             f"{spec!r} is not a model: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini."
         )
     if provider == "openai":
-        return OpenAIModel(name, base_url=base_url)
+        return OpenAIModel(name, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
         from satchel.agent._anthropic import AnthropicModel
 
-        return AnthropicModel(name, base_url=base_url)
+        return AnthropicModel(name, base_url=base_url, timeout=timeout)
     raise SatchelUsageError(
         f"Unknown model provider {provider!r} in {spec!r}; satchel knows 'openai' (any "
         "OpenAI-compatible server, with --base-url) and 'anthropic'."
