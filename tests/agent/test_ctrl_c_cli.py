@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -150,12 +149,6 @@ async def test_ctrl_c_while_a_tool_runs_stops_run_and_gives_the_call_a_result(
         ("tool", "interrupted"),
         ("system", "interrupted"),
     ]
-
-
-def _failed_fast(args: list[str], bound: float) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    done = _satchel(*args, timeout=bound)
-    return done, time.monotonic() - started
 
 
 async def test_a_silent_server_fails_run_within_its_timeout_with_one_line(
