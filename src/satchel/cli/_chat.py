@@ -50,7 +50,7 @@ from satchel.cli._agent_setup import (
 from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._channels import ChannelsOption
-from satchel.cli._interrupt import stops_on_ctrl_c
+from satchel.cli._interrupt import cancelled_by_ctrl_c, stops_on_ctrl_c
 from satchel.cli._stdin import StdinLines
 from satchel.cli._store import DbOption
 from satchel.consent import Decision, PermissionBroker
@@ -120,7 +120,8 @@ class _Session:
         ):
             assert runner.memory is not None
             self.console.print(f"[dim]satchel chat with {self.agent_name}. {_HELP}[/]")
-            await self._loop(runner, runner.memory, broker)
+            async with cancelled_by_ctrl_c():
+                await self._loop(runner, runner.memory, broker)
 
     async def _loop(self, runner: Agent, store: MemoryStore, broker: PermissionBroker) -> None:
         while (line := await self.ask("[bold cyan]you>[/] ")) is not None:

@@ -28,7 +28,7 @@ from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._channels import ChannelsOption
 from satchel.cli._common import JsonFlag, echo_json
-from satchel.cli._interrupt import stops_on_ctrl_c
+from satchel.cli._interrupt import cancelled_by_ctrl_c, stops_on_ctrl_c
 from satchel.cli._store import DbOption
 
 __all__ = ["run"]
@@ -83,4 +83,8 @@ def run(
 
 async def _run(setup: AgentSetup, prompt: str) -> RunResult:
     async with opened_agent(setup, origin="cli") as (agent, _):
-        return await agent.run(prompt)
+        result: RunResult | None = None
+        async with cancelled_by_ctrl_c():
+            result = await agent.run(prompt)
+        assert result is not None
+        return result
