@@ -92,7 +92,7 @@ async def test_ctrl_c_while_the_server_holds_the_answer_stops_run_and_keeps_the_
     said = [(m["role"], m["content"]) for m in fake.requests[1]["messages"][1:]]
     assert said[0] == ("user", "Hello?")
     assert said[1][0] == "user"
-    assert "interrupted this turn" in said[1][1]
+    assert "This turn was interrupted" in said[1][1]
     assert said[2] == ("user", "Are you there?")
     stored = await _messages(db)
     assert [(m.role, (m.metadata or {}).get("kind")) for m in stored] == [

@@ -63,7 +63,7 @@ async def test_a_cancelled_turn_answers_its_pending_call_and_notes_the_interrupt
     assert [m.role for m in seen] == ["user", "assistant", "tool", "user", "user"]
     assert seen[2].tool_call_id == seen[1].tool_calls[0].id == "c1"
     assert seen[2].content.startswith("Error (failed): Interrupted")
-    assert "interrupted this turn" in seen[3].content
+    assert "This turn was interrupted" in seen[3].content
 
 
 async def test_a_turn_cancelled_while_the_model_answers_is_noted_without_memory() -> None:
@@ -83,7 +83,7 @@ async def test_a_turn_cancelled_while_the_model_answers_is_noted_without_memory(
 
     history = agent._histories["default"]  # pyright: ignore[reportPrivateUsage]
     assert [m.role for m in history] == ["user", "user"]
-    assert "interrupted this turn" in history[1].content
+    assert "This turn was interrupted" in history[1].content
 
 
 async def test_a_call_a_killed_process_left_without_a_result_is_given_one(

@@ -44,8 +44,8 @@ INTERRUPTED_KIND = "interrupted"
 the results given to the calls it left unanswered)."""
 
 _INTERRUPTED_NOTE = (
-    RULE_NOTE + "The person interrupted this turn before it finished (Ctrl-C); what was "
-    "under way when it stopped may be incomplete."
+    RULE_NOTE + "This turn was interrupted before it finished (Ctrl-C, or cancelled); "
+    "what was under way when it stopped may be incomplete."
 )
 _INTERRUPTED_CALL = (
     "Interrupted: the turn was stopped while this call was pending; it may or may not "
