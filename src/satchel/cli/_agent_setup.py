@@ -32,6 +32,7 @@ from satchel.registry import ToolRegistry, merged
 from satchel.rules import MaxCalls, ToolRule
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "AgentSetup",
     "BaseUrlOption",
     "ConversationOption",

@@ -31,9 +31,9 @@ from satchel.agent import (
     ToolCallEvent,
     ToolResultEvent,
 )
-from satchel.agent._sdk import DEFAULT_TIMEOUT
 from satchel.builtin import render_context
 from satchel.cli._agent_setup import (
+    DEFAULT_TIMEOUT,
     AgentSetup,
     BaseUrlOption,
     ConversationOption,

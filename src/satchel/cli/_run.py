@@ -9,8 +9,8 @@ import anyio
 import typer
 
 from satchel.agent import RunResult
-from satchel.agent._sdk import DEFAULT_TIMEOUT
 from satchel.cli._agent_setup import (
+    DEFAULT_TIMEOUT,
     AgentSetup,
     BaseUrlOption,
     ConversationOption,
