@@ -99,9 +99,15 @@ class FakeOpenAI:
         return JSONResponse(payload, status_code=status)
 
 
+_STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+)
+
+
 @contextmanager
-def silent_server() -> Iterator[str]:
-    """A server that accepts connections and never answers; yields its base URL."""
+def silent_server(*, starts: bool = False) -> Iterator[str]:
+    """A server that accepts connections and never answers (``starts``: that sends the
+    head of a streamed response, then nothing); yields its base URL."""
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
@@ -112,7 +118,11 @@ def silent_server() -> Iterator[str]:
         def accept() -> None:
             while not closing.is_set():
                 try:
-                    accepted.append(listener.accept()[0])
+                    connection = listener.accept()[0]
+                    accepted.append(connection)
+                    if starts:
+                        connection.recv(65536)  # the request (small enough for one read)
+                        connection.sendall(_STREAM_HEAD)
                 except OSError:  # the listener closed
                     return
 

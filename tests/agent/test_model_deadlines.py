@@ -65,6 +65,19 @@ async def test_a_silent_server_fails_once_its_timeout_has_passed(
 
 
 @PROVIDERS
+async def test_a_stream_that_goes_silent_midway_fails_once_its_timeout_has_passed(
+    make: Callable[..., OpenAIModel | AnthropicModel],
+) -> None:
+    with silent_server(starts=True) as url:
+        async with make(url, timeout=1) as model:
+            with anyio.fail_after(30), pytest.raises(ModelError) as caught:
+                await _answer(model, stream=True)
+
+    assert caught.value.reason == "timeout"
+    assert caught.value.message.startswith(f"{model.base_url} went silent midway")
+
+
+@PROVIDERS
 async def test_a_refused_connection_fails_at_once_without_retries(
     make: Callable[..., OpenAIModel | AnthropicModel],
 ) -> None:
