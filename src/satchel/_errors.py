@@ -228,12 +228,13 @@ class EmbeddingError(SatchelError):
 
 class ModelError(SatchelError):
     """A model provider failed: a missing or refused API key, an unreachable server, a
-    request past the model's context length, rate limits that outlasted the retries.
-    Mapped at the boundary from the provider SDK's errors.
+    server that did not answer in time, a request past the model's context length,
+    rate limits that outlasted the retries. Mapped at the boundary from the provider
+    SDK's errors.
 
     Attributes:
-        reason: ``auth``, ``connection``, ``context_length``, ``rate_limit``,
-            ``bad_request`` or ``server``.
+        reason: ``auth``, ``connection``, ``timeout``, ``context_length``,
+            ``rate_limit``, ``bad_request`` or ``server``.
     """
 
     def __init__(self, message: str, *, reason: str, details: Mapping[str, Any] | None = None):

@@ -15,7 +15,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 Reply = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
@@ -56,6 +56,11 @@ def error(status: int, message: str, code: str | None = None) -> tuple[int, dict
     return status, {"error": {"message": message, "type": "invalid_request_error", "code": code}}
 
 
+HOLD = {"hold": True}
+"""A step of :func:`scripted` that answers nothing: the server holds the request until
+the client goes away (a model that takes forever)."""
+
+
 def scripted(steps: list[dict[str, Any]]) -> Reply:
     """Answer the n-th request with ``steps[n]`` (the last one repeats)."""
     count = {"n": 0}
@@ -74,17 +79,63 @@ class FakeOpenAI:
     def __init__(self, reply: Reply) -> None:
         self.reply = reply
         self.requests: list[dict[str, Any]] = []
+        self.holding = threading.Event()
+        """Set once a request the script answers with :data:`HOLD` has arrived."""
         self.app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
 
-    async def _chat(self, request: Request) -> JSONResponse:
+    async def _chat(self, request: Request) -> Response:
         if request.headers.get("authorization") != "Bearer test-key":
             return JSONResponse(error(401, "Incorrect API key provided.")[1], status_code=401)
         body = await request.json()
         self.requests.append(body)
         status, payload = self.reply(body)
+        if payload is HOLD:
+            self.holding.set()
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            return Response(status_code=499)  # to nobody: the client has gone
         if body.get("stream") and status == 200:
             return StreamingResponse(_sse(payload), media_type="text/event-stream")
         return JSONResponse(payload, status_code=status)
+
+
+_STREAM_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+)
+
+
+@contextmanager
+def silent_server(*, starts: bool = False) -> Iterator[str]:
+    """A server that accepts connections and never answers (``starts``: that sends the
+    head of a streamed response, then nothing); yields its base URL."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        port = listener.getsockname()[1]
+        accepted: list[socket.socket] = []
+        closing = threading.Event()
+
+        def accept() -> None:
+            while not closing.is_set():
+                try:
+                    connection = listener.accept()[0]
+                    accepted.append(connection)
+                    if starts:
+                        connection.recv(65536)  # the request (small enough for one read)
+                        connection.sendall(_STREAM_HEAD)
+                except OSError:  # the listener closed
+                    return
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            closing.set()
+            listener.shutdown(socket.SHUT_RDWR)
+            for connection in accepted:
+                connection.close()
+            thread.join(timeout=10)
 
 
 def free_port() -> int:

@@ -8,6 +8,9 @@ same call once too often, or the step limit is hit. Each user message, assistant
 message, tool call and tool result is written to the store's conversations as it
 happens (so ``search`` finds them and a later process resumes the conversation).
 
+A turn that is cancelled midway (Ctrl-C) is recorded as interrupted
+(:mod:`satchel.agent._agent_history`).
+
 The class is written in four modules: this one (construction and the loop),
 :mod:`satchel.agent._agent_request` (building each model request),
 :mod:`satchel.agent._agent_calls` (running a batch of tool calls under the rules) and
@@ -151,7 +154,9 @@ class Agent(ToolDispatch, RequestBuilder):
         history = await self._history(conversation)
         if message is not None:
             await self._add(run, history, ChatMessage(role="user", content=message))
-        async for event in self._steps(run, history, TurnState()):
+        async for event in self._interruptible(
+            run, history, self._steps(run, history, TurnState())
+        ):
             yield event
 
     async def resume(self, paused: RunResult) -> RunResult:
@@ -194,8 +199,21 @@ class Agent(ToolDispatch, RequestBuilder):
             again.id or "": approval for again, (_, approval) in zip(calls, held, strict=True)
         }
         await self._add(run, history, _calling("", calls))
-        names = self.tools.names()
-        async for event in self._run_calls(run, history, state, calls, names, approvals):
+        resumed = self._resumed(run, history, state, calls, approvals)
+        async for event in self._interruptible(run, history, resumed):
+            yield event
+
+    async def _resumed(
+        self,
+        run: RunResult,
+        history: list[ChatMessage],
+        state: TurnState,
+        calls: Sequence[ToolCall],
+        approvals: dict[str, str],
+    ) -> AsyncIterator[RunEvent]:
+        async for event in self._run_calls(
+            run, history, state, calls, self.tools.names(), approvals
+        ):
             yield event
         if run.stop not in ("terminal", "needs_approval", "repeated"):
             async for event in self._steps(run, history, state):

@@ -7,28 +7,56 @@ running summary (:mod:`satchel.agent._summary`) is kept apart from the messages.
 recorded message carries in its metadata what reading it back needs: the tool calls of
 an assistant message, the call id and tool name of a tool result. :class:`ConversationLog`
 is a part of the agent (a base), kept in its own module; it holds no state of its own.
+
+A turn cut short (Ctrl-C, or any cancellation of the task running it) is recorded as
+interrupted: each call it made that has no result yet gets an ``interrupted`` result,
+then a ``system`` note (metadata ``kind: interrupted``) says the turn stopped. The next
+turn's history thus reads sensibly, and every tool call still has its result, which
+both providers require.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
+import anyio
+
 from satchel.agent._messages import ChatMessage
-from satchel.agent._run import RunResult
+from satchel.agent._run import RunEvent, RunResult
 from satchel.agent._summary import SUMMARY_KIND
 from satchel.memory import MemoryStore, Message
 from satchel.providers import ToolCall
-from satchel.tools import ToolResult
+from satchel.tools import ErrorInfo, ToolResult
 
-__all__ = ["RULE_NOTE", "ConversationLog", "as_mapping"]
+__all__ = ["INTERRUPTED_KIND", "RULE_NOTE", "ConversationLog", "as_mapping"]
 
 _HISTORY_LOAD = 200
 RULE_NOTE = "[satchel] "
 """The start of a note the tool rules add to the conversation (recorded as a
 ``system`` message)."""
+
+INTERRUPTED_KIND = "interrupted"
+"""The ``kind`` in the metadata of the note that records an interrupted turn (and of
+the results given to the calls it left unanswered)."""
+
+_INTERRUPTED_NOTE = (
+    RULE_NOTE + "This turn was interrupted before it finished (Ctrl-C, or cancelled); "
+    "what was under way when it stopped may be incomplete."
+)
+_INTERRUPTED_CALL = (
+    "Interrupted: the turn was stopped while this call was pending; it may or may not "
+    "have taken effect. Check before repeating it."
+)
+_UNANSWERED_CALL = (
+    "Error (failed): no result was recorded for this call (the turn ended while it "
+    "was pending); it may or may not have taken effect."
+)
+_RECORD_GRACE = 5.0
+"""Seconds an interrupted turn may take to record the interruption."""
 
 
 class ConversationLog:
@@ -56,12 +84,45 @@ class ConversationLog:
                 messages.append(message)
         return _paired([m for m in map(_from_stored, messages) if m is not None])
 
+    async def _interruptible(
+        self, run: RunResult, history: list[ChatMessage], events: AsyncIterator[RunEvent]
+    ) -> AsyncIterator[RunEvent]:
+        """``events``; if the turn is cancelled midway (Ctrl-C), the interruption is
+        recorded (see the module docstring) before the cancellation goes on."""
+        try:
+            async for event in events:
+                yield event
+        except (anyio.get_cancelled_exc_class(), KeyboardInterrupt):
+            with anyio.move_on_after(_RECORD_GRACE, shield=True):
+                await self._record_interruption(run, history)
+            raise
+
+    async def _record_interruption(self, run: RunResult, history: list[ChatMessage]) -> None:
+        answered = {m.tool_call_id for m in run.messages if m.role == "tool"}
+        pending = [
+            call
+            for message in run.messages
+            for call in message.tool_calls
+            if call.id is None or call.id not in answered
+        ]
+        for call in pending:
+            result = ToolResult(call.name, error=ErrorInfo("failed", _INTERRUPTED_CALL))
+            run.tool_calls.append((call, result))
+            tool = ChatMessage(
+                role="tool", content=result.to_text(), tool_call_id=call.id, name=call.name
+            )
+            await self._add(run, history, tool, result, kind=INTERRUPTED_KIND)
+        note = ChatMessage(role="user", content=_INTERRUPTED_NOTE)
+        await self._add(run, history, note, kind=INTERRUPTED_KIND)
+
     async def _add(
         self,
         run: RunResult,
         history: list[ChatMessage],
         message: ChatMessage,
         result: ToolResult | None = None,
+        *,
+        kind: str | None = None,
     ) -> None:
         if message.created_at is None:
             message = replace(message, created_at=datetime.now(UTC))
@@ -85,6 +146,8 @@ class ConversationLog:
                 metadata["ok"] = result.ok
         if message.role == "user" and content.startswith(RULE_NOTE):
             role = "system"
+        if kind is not None:
+            metadata["kind"] = kind
         await self.memory.add_message(
             self.name,
             role,
@@ -118,7 +181,9 @@ def _timestamp(value: object) -> datetime | None:
 def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
     """``history`` with each tool result right after the message that called it (a tool
     such as ``send_message`` records its own message while it runs, between the call
-    and its result, and providers refuse anything between the two)."""
+    and its result, and providers refuse anything between the two). A call with no
+    recorded result (its process was killed) is given one saying so: providers refuse
+    a call without its result."""
     results = {m.tool_call_id: m for m in history if m.role == "tool" and m.tool_call_id}
     placed: set[str] = set()
     ordered: list[ChatMessage] = []
@@ -131,6 +196,14 @@ def _paired(history: list[ChatMessage]) -> list[ChatMessage]:
         ordered.append(message)
         for call in message.tool_calls:
             found = results.get(call.id) if call.id else None
+            if found is None and call.id:  # its turn ended with it (a killed process)
+                found = ChatMessage(
+                    role="tool",
+                    content=_UNANSWERED_CALL,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    created_at=message.created_at,
+                )
             if found is not None and call.id not in placed:
                 ordered.append(found)
                 placed.add(call.id or "")

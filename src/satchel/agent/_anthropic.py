@@ -1,8 +1,9 @@
 """``anthropic:MODEL``: the Anthropic Messages API through the official ``anthropic``
 SDK (an optional extra, ``pip install 'satchel[anthropic]'``, imported only when such
 a model is made). Tool schemas come from satchel's ``anthropic`` dialect; the SDK's
-errors are mapped to :class:`~satchel.ModelError`, and it retries rate limits and
-server errors itself (``max_retries``)."""
+errors are mapped to :class:`~satchel.ModelError`, and each request is bounded in time
+and retried (rate limits and server errors, with backoff) by
+:class:`~satchel.agent._sdk.SdkModel`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
-from satchel.agent._sdk import SdkModel
+from satchel.agent._sdk import DEFAULT_TIMEOUT, SdkModel
 from satchel.providers import parse_anthropic_tool_uses
 
 __all__ = ["AnthropicModel"]
@@ -26,8 +27,11 @@ class AnthropicModel(SdkModel):
             ``$ANTHROPIC_BASE_URL``, else Anthropic's).
         api_key: The key (default ``$ANTHROPIC_API_KEY``).
         max_tokens: The most tokens one answer may take.
-        max_retries: Retries of rate-limited and failed requests, with backoff.
-        timeout: Seconds per request.
+        max_retries: Retries of a request the server asks to have retried (rate
+            limits, server errors) or whose connection dropped, with backoff.
+        timeout: Seconds one request may take, retries included; a streamed response
+            must start within it and never pause longer (see
+            :class:`~satchel.agent._sdk.SdkModel`). A connection gets at most 5 of them.
 
     Raises:
         SatchelUsageError: the ``anthropic`` package is not installed.
@@ -50,7 +54,7 @@ class AnthropicModel(SdkModel):
         api_key: str | None = None,
         max_tokens: int = 4096,
         max_retries: int = 2,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self._connect(
             model, base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
@@ -63,10 +67,8 @@ class AnthropicModel(SdkModel):
         Raises:
             ModelError: the server refused the request or could not be reached.
         """
-        try:
-            message = await self._client.messages.create(**self._body(request))
-        except self._sdk.APIError as exc:
-            raise self._mapped(exc) from exc
+        body = self._body(request)
+        message = await self._answer(lambda: self._client.messages.create(**body))
         text = "".join(
             getattr(block, "text", "") for block in message.content if block.type == "text"
         )
@@ -91,31 +93,29 @@ class AnthropicModel(SdkModel):
         text: list[str] = []
         blocks: dict[int, dict[str, Any]] = {}
         usage = Usage(requests=1)
-        try:
-            events = await self._client.messages.create(**self._body(request), stream=True)
-            async for event in events:
-                kind = event.type
-                if kind == "message_start":
-                    used = event.message.usage
-                    usage = Usage(input_tokens=used.input_tokens or 0, requests=1)
-                elif kind == "content_block_start" and event.content_block.type == "tool_use":
-                    block = event.content_block
-                    blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta":
-                        text.append(delta.text)
-                        yield delta.text
-                    elif delta.type == "input_json_delta" and event.index in blocks:
-                        blocks[event.index]["json"] += delta.partial_json
-                elif kind == "message_delta":
-                    usage = Usage(
-                        input_tokens=usage.input_tokens,
-                        output_tokens=event.usage.output_tokens or 0,
-                        requests=1,
-                    )
-        except self._sdk.APIError as exc:
-            raise self._mapped(exc) from exc
+        body = self._body(request)
+        events = await self._answer(lambda: self._client.messages.create(**body, stream=True))
+        async for event in self._pieces(events):
+            kind = event.type
+            if kind == "message_start":
+                used = event.message.usage
+                usage = Usage(input_tokens=used.input_tokens or 0, requests=1)
+            elif kind == "content_block_start" and event.content_block.type == "tool_use":
+                block = event.content_block
+                blocks[event.index] = {"id": block.id, "name": block.name, "json": ""}
+            elif kind == "content_block_delta":
+                delta = event.delta
+                if delta.type == "text_delta":
+                    text.append(delta.text)
+                    yield delta.text
+                elif delta.type == "input_json_delta" and event.index in blocks:
+                    blocks[event.index]["json"] += delta.partial_json
+            elif kind == "message_delta":
+                usage = Usage(
+                    input_tokens=usage.input_tokens,
+                    output_tokens=event.usage.output_tokens or 0,
+                    requests=1,
+                )
         uses = [
             {"type": "tool_use", "id": b["id"], "name": b["name"], "input": _json(b["json"])}
             for _, b in sorted(blocks.items())

@@ -3,9 +3,10 @@ Completions, so any OpenAI-compatible server by base URL: vLLM, llama.cpp, Ollam
 Studio, OpenRouter), and :func:`model_from_string` to pick one by name.
 
 The SDK is an optional extra (``pip install 'satchel[openai]'``) imported only when an
-OpenAI model is made. Its errors are mapped here to :class:`~satchel.ModelError`; the
-SDK itself retries rate limits and server errors (``max_retries``) with backoff.
-Tool schemas come from satchel's own ``openai`` dialect.
+OpenAI model is made. Its errors are mapped to :class:`~satchel.ModelError`, and each
+request is bounded in time and retried by :class:`~satchel.agent._sdk.SdkModel` (rate
+limits and server errors, with backoff; never a silent or unreachable server). Tool
+schemas come from satchel's own ``openai`` dialect.
 """
 
 from __future__ import annotations
@@ -17,16 +18,18 @@ from typing import Any
 from satchel._errors import SatchelUsageError
 from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
 from satchel.agent._models import Model
-from satchel.agent._sdk import SdkModel
+from satchel.agent._sdk import DEFAULT_TIMEOUT, SdkModel
 from satchel.providers import parse_openai_tool_calls
 
 __all__ = ["OpenAIModel", "model_from_string"]
 
 
-def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
+def model_from_string(
+    spec: str, *, base_url: str | None = None, timeout: float = DEFAULT_TIMEOUT
+) -> Model:
     """The model ``spec`` names: ``openai:MODEL`` (``base_url`` or ``$OPENAI_BASE_URL``
     for another OpenAI-compatible server) or ``anthropic:MODEL`` (``base_url`` or
-    ``$ANTHROPIC_BASE_URL``).
+    ``$ANTHROPIC_BASE_URL``), whose requests may each take ``timeout`` seconds.
 
     Raises:
         SatchelUsageError: an unknown provider, no model name, or the provider's SDK
@@ -39,11 +42,11 @@ def model_from_string(spec: str, *, base_url: str | None = None) -> Model:
             f"{spec!r} is not a model: write PROVIDER:MODEL, e.g. openai:gpt-4o-mini."
         )
     if provider == "openai":
-        return OpenAIModel(name, base_url=base_url)
+        return OpenAIModel(name, base_url=base_url, timeout=timeout)
     if provider == "anthropic":
         from satchel.agent._anthropic import AnthropicModel
 
-        return AnthropicModel(name, base_url=base_url)
+        return AnthropicModel(name, base_url=base_url, timeout=timeout)
     raise SatchelUsageError(
         f"Unknown model provider {provider!r} in {spec!r}; satchel knows 'openai' (any "
         "OpenAI-compatible server, with --base-url) and 'anthropic'."
@@ -58,8 +61,11 @@ class OpenAIModel(SdkModel):
         base_url: Another OpenAI-compatible server (default ``$OPENAI_BASE_URL``, else
             OpenAI's).
         api_key: The key (default ``$OPENAI_API_KEY``).
-        max_retries: Retries of rate-limited and failed requests, with backoff.
-        timeout: Seconds per request.
+        max_retries: Retries of a request the server asks to have retried (rate
+            limits, server errors) or whose connection dropped, with backoff.
+        timeout: Seconds one request may take, retries included; a streamed response
+            must start within it and never pause longer (see
+            :class:`~satchel.agent._sdk.SdkModel`). A connection gets at most 5 of them.
 
     Raises:
         SatchelUsageError: the ``openai`` package is not installed.
@@ -82,7 +88,7 @@ class OpenAIModel(SdkModel):
         base_url: str | None = None,
         api_key: str | None = None,
         max_retries: int = 2,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self._connect(
             model, base_url=base_url, api_key=api_key, max_retries=max_retries, timeout=timeout
@@ -95,10 +101,7 @@ class OpenAIModel(SdkModel):
             ModelError: the server refused the request or could not be reached.
         """
         body = self._body(request)
-        try:
-            completion = await self._client.chat.completions.create(**body)
-        except self._sdk.APIError as exc:
-            raise self._mapped(exc) from exc
+        completion = await self._answer(lambda: self._client.chat.completions.create(**body))
         message = completion.choices[0].message
         usage = completion.usage
         return ModelResponse(
@@ -122,23 +125,20 @@ class OpenAIModel(SdkModel):
         text: list[str] = []
         calls: dict[int, dict[str, Any]] = {}
         usage: Any = None
-        try:
-            chunks = await self._client.chat.completions.create(**body)
-            async for chunk in chunks:
-                usage = chunk.usage or usage
-                for choice in chunk.choices:
-                    delta = choice.delta
-                    if delta.content:
-                        text.append(delta.content)
-                        yield delta.content
-                    for part in delta.tool_calls or ():
-                        slot = calls.setdefault(part.index, {"id": None, "name": "", "args": ""})
-                        slot["id"] = part.id or slot["id"]
-                        if part.function is not None:
-                            slot["name"] += part.function.name or ""
-                            slot["args"] += part.function.arguments or ""
-        except self._sdk.APIError as exc:
-            raise self._mapped(exc) from exc
+        chunks = await self._answer(lambda: self._client.chat.completions.create(**body))
+        async for chunk in self._pieces(chunks):
+            usage = chunk.usage or usage
+            for choice in chunk.choices:
+                delta = choice.delta
+                if delta.content:
+                    text.append(delta.content)
+                    yield delta.content
+                for part in delta.tool_calls or ():
+                    slot = calls.setdefault(part.index, {"id": None, "name": "", "args": ""})
+                    slot["id"] = part.id or slot["id"]
+                    if part.function is not None:
+                        slot["name"] += part.function.name or ""
+                        slot["args"] += part.function.arguments or ""
         assembled = {
             "tool_calls": [
                 {"id": c["id"], "function": {"name": c["name"], "arguments": c["args"]}}

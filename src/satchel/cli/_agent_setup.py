@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from satchel.agent import Agent, Model, model_from_string
+from satchel.agent._sdk import DEFAULT_TIMEOUT
 from satchel.builtin import BuiltinTools
 from satchel.channels import ChannelConfig
 from satchel.cli._builtin_options import check_replace, check_replacements
@@ -31,6 +32,7 @@ from satchel.registry import ToolRegistry, merged
 from satchel.rules import MaxCalls, ToolRule
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "AgentSetup",
     "BaseUrlOption",
     "ConversationOption",
@@ -39,6 +41,7 @@ __all__ = [
     "MaxStepsOption",
     "ModelOption",
     "MountOption",
+    "TimeoutOption",
     "ToolsOption",
     "agent_setup",
     "opened_agent",
@@ -65,6 +68,18 @@ BaseUrlOption = Annotated[
         help="Another server for the provider: an OpenAI-compatible one (vLLM, llama.cpp, "
         "Ollama, LM Studio, ...). Default: $OPENAI_BASE_URL or $ANTHROPIC_BASE_URL, else "
         "the provider's own.",
+    ),
+]
+TimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        envvar="SATCHEL_TIMEOUT",
+        metavar="SECONDS",
+        min=0.001,
+        help="How long the model may take to answer one request, retries included (a "
+        "streamed reply must start within it and never pause longer); connecting gets at "
+        "most 5 s of it. For openai: and anthropic: models.",
     ),
 ]
 ConversationOption = Annotated[
@@ -103,15 +118,16 @@ LazyOption = Annotated[
 ]
 
 
-def resolve_model(spec: str, base_url: str | None) -> Model:
-    """The model ``--model`` names: a provider model, or a Model object to import.
+def resolve_model(spec: str, base_url: str | None, timeout: float = DEFAULT_TIMEOUT) -> Model:
+    """The model ``--model`` names: a provider model (its requests bounded by
+    ``timeout`` seconds), or a Model object to import.
 
     Raises:
         typer.BadParameter: the spec names neither.
     """
     provider = spec.partition(":")[0]
     if provider in ("openai", "anthropic"):
-        return model_from_string(spec, base_url=base_url)
+        return model_from_string(spec, base_url=base_url, timeout=timeout)
     if ":" not in spec:
         raise typer.BadParameter(
             f"{spec!r} is not a model satchel can run: write openai:MODEL (any "
@@ -164,6 +180,7 @@ def agent_setup(
     replace: list[str] | None = None,
     no_memory: bool = False,
     channels: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> AgentSetup:
     """Check every option before anything runs.
 
@@ -178,7 +195,7 @@ def agent_setup(
     registries = tuple(load_registry(target) for target in tools or ())
     check_replacements(replaced, list(zip(tools or (), registries, strict=True)))
     return AgentSetup(
-        model=resolve_model(model, base_url),
+        model=resolve_model(model, base_url, timeout),
         agent=agent,
         conversation=conversation,
         db=db,

@@ -3,9 +3,11 @@
 calls, approvals and memory consent asked inline, and slash commands for memory.
 
 Lines are read from standard input, so a session can also be scripted (the tests pipe
-one in). Approvals for destructive ``--tools`` go through the database's approval
-store, exactly as under ``serve``: a request another terminal approves with
-``satchel approvals`` works too.
+one in); they are read on the event loop (:mod:`satchel.cli._stdin`), so Ctrl-C ends
+the session at the prompt as it does while the model answers or a tool runs
+(:mod:`satchel.cli._interrupt`). Approvals for destructive ``--tools`` go through the
+database's approval store, exactly as under ``serve``: a request another terminal
+approves with ``satchel approvals`` works too.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import json
 from typing import Any
 
 import anyio
-import anyio.to_thread
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -32,6 +33,7 @@ from satchel.agent import (
 )
 from satchel.builtin import render_context
 from satchel.cli._agent_setup import (
+    DEFAULT_TIMEOUT,
     AgentSetup,
     BaseUrlOption,
     ConversationOption,
@@ -40,6 +42,7 @@ from satchel.cli._agent_setup import (
     MaxStepsOption,
     ModelOption,
     MountOption,
+    TimeoutOption,
     ToolsOption,
     agent_setup,
     opened_agent,
@@ -47,6 +50,8 @@ from satchel.cli._agent_setup import (
 from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._channels import ChannelsOption
+from satchel.cli._interrupt import cancelled_by_ctrl_c, stops_on_ctrl_c
+from satchel.cli._stdin import StdinLines
 from satchel.cli._store import DbOption
 from satchel.consent import Decision, PermissionBroker
 from satchel.memory import ConsentRequest, Domain, MemoryStore
@@ -73,31 +78,35 @@ def chat(
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
     channels: ChannelsOption = None,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
 ) -> None:
     """Talk with an agent: replies stream in, tool calls show, approvals are asked here.
 
-    Type /help for the memory commands; /quit or end of input leaves.
+    Type /help for the memory commands; /quit or end of input leaves; Ctrl-C leaves at
+    once, even mid-answer (the turn is kept as interrupted; exit status 130).
     """
-    setup = agent_setup(
-        model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
-        tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
-        replace=replace, no_memory=no_memory,
-        channels=channels,
-    )  # fmt: skip
-    anyio.run(_Session(Console(highlight=False), agent).main, setup)
+    with stops_on_ctrl_c(newline=True):
+        setup = agent_setup(
+            model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
+            tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+            replace=replace, no_memory=no_memory,
+            channels=channels, timeout=timeout,
+        )  # fmt: skip
+        anyio.run(_Session(Console(highlight=False), agent).main, setup)
 
 
 class _Session:
     def __init__(self, console: Console, agent: str) -> None:
         self.console = console
         self.agent_name = agent
+        self._lines: StdinLines | None = None
 
     async def ask(self, question: str) -> str | None:
         """A line from the person, or ``None`` at the end of input."""
-        try:
-            return await anyio.to_thread.run_sync(self.console.input, question)
-        except EOFError:
-            return None
+        self.console.print(question, end="")
+        if self._lines is None:
+            self._lines = StdinLines()
+        return await self._lines.readline()
 
     async def consent(self, request: ConsentRequest, /) -> bool:
         """Memory consent, asked inline."""
@@ -111,7 +120,8 @@ class _Session:
         ):
             assert runner.memory is not None
             self.console.print(f"[dim]satchel chat with {self.agent_name}. {_HELP}[/]")
-            await self._loop(runner, runner.memory, broker)
+            async with cancelled_by_ctrl_c():
+                await self._loop(runner, runner.memory, broker)
 
     async def _loop(self, runner: Agent, store: MemoryStore, broker: PermissionBroker) -> None:
         while (line := await self.ask("[bold cyan]you>[/] ")) is not None:

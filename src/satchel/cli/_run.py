@@ -10,6 +10,7 @@ import typer
 
 from satchel.agent import RunResult
 from satchel.cli._agent_setup import (
+    DEFAULT_TIMEOUT,
     AgentSetup,
     BaseUrlOption,
     ConversationOption,
@@ -18,6 +19,7 @@ from satchel.cli._agent_setup import (
     MaxStepsOption,
     ModelOption,
     MountOption,
+    TimeoutOption,
     ToolsOption,
     agent_setup,
     opened_agent,
@@ -26,6 +28,7 @@ from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._channels import ChannelsOption
 from satchel.cli._common import JsonFlag, echo_json
+from satchel.cli._interrupt import cancelled_by_ctrl_c, stops_on_ctrl_c
 from satchel.cli._store import DbOption
 
 __all__ = ["run"]
@@ -46,21 +49,24 @@ def run(
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
     channels: ChannelsOption = None,
+    timeout: TimeoutOption = DEFAULT_TIMEOUT,
     json_output: JsonFlag = False,
 ) -> None:
     """Run one turn of an agent and print its reply (--json: the run's record).
 
     The conversation is kept in the memory database, so the next `satchel run` for the
     same agent and conversation continues it. A call that needs a human's approval
-    stops the run; approve it with `satchel approvals`.
+    stops the run; approve it with `satchel approvals`. Ctrl-C stops the run at once
+    and keeps the turn as interrupted (exit status 130).
     """
-    setup = agent_setup(
-        model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
-        tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
-        replace=replace, no_memory=no_memory,
-        channels=channels,
-    )  # fmt: skip
-    result = anyio.run(_run, setup, prompt)
+    with stops_on_ctrl_c():
+        setup = agent_setup(
+            model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
+            tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
+            replace=replace, no_memory=no_memory,
+            channels=channels, timeout=timeout,
+        )  # fmt: skip
+        result = anyio.run(_run, setup, prompt)
     if json_output:
         echo_json(result.to_dict())
         return
@@ -77,4 +83,8 @@ def run(
 
 async def _run(setup: AgentSetup, prompt: str) -> RunResult:
     async with opened_agent(setup, origin="cli") as (agent, _):
-        return await agent.run(prompt)
+        result: RunResult | None = None
+        async with cancelled_by_ctrl_c():
+            result = await agent.run(prompt)
+        assert result is not None
+        return result
