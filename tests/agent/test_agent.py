@@ -24,6 +24,7 @@ from satchel.agent import (
 )
 from satchel.consent import InMemoryApprovalStore, PermissionBroker, with_approval
 from satchel.memory import Domain, MemoryStore, SQLiteStore
+from satchel.providers import ToolCall
 from satchel.rules import (
     AllowedChildren,
     Conditional,
@@ -348,3 +349,61 @@ async def test_a_model_written_running_summary_is_stored_and_extended_later(
     assert [m.content for m in stored] == ["SUMMARY 1", "SUMMARY 2"]
     seen = [m.content for m in second.requests[-1].messages]
     assert not any(c.startswith("SUMMARY") for c in seen)
+
+
+def _one_reply_then_done(*calls: ToolCall) -> FunctionModel:
+    replies = iter([ModelResponse(tool_calls=calls)])
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        return next(replies, ModelResponse(text="done"))
+
+    return FunctionModel(answer)
+
+
+async def test_max_calls_holds_within_one_reply_of_parallel_calls(store: MemoryStore) -> None:
+    ran: list[int] = []
+
+    @tool
+    def bump(n: int) -> int:
+        """Count a call."""
+        ran.append(n)
+        return n
+
+    calls = [ToolCall(f"c{n}", "bump", {"n": n}) for n in range(30)]
+    agent = Agent(
+        "ada", _one_reply_then_done(*calls), tools=ToolRegistry([bump]), rules=[MaxCalls(5)]
+    )
+    result = await agent.run("go")
+
+    assert ran == [0, 1, 2, 3, 4]
+    denied = [r for _, r in result.tool_calls if not r.ok]
+    assert len(denied) == 25
+    assert all(r.error is not None and r.error.kind == "denied" for r in denied)
+    assert "at most 5" in denied[0].error.message  # type: ignore[union-attr]
+
+
+async def test_calls_after_a_terminal_tool_in_the_same_reply_do_not_run(
+    store: MemoryStore,
+) -> None:
+    ran: list[int] = []
+
+    @tool
+    def bump(n: int) -> int:
+        """Count a call."""
+        ran.append(n)
+        return n
+
+    model = _one_reply_then_done(
+        ToolCall("s", "send_message", TO_USER),
+        ToolCall("b1", "bump", {"n": 1}),
+        ToolCall("b2", "bump", {"n": 2}),
+    )
+    result = await Agent("ada", model, memory=store, tools=ToolRegistry([bump])).run("go")
+
+    assert (result.stop, result.reply) == ("terminal", "Noted!")
+    assert ran == []
+    after = [r for c, r in result.tool_calls if c.name == "bump"]
+    assert [r.error.kind for r in after if r.error is not None] == ["denied", "denied"]
+    assert "send_message" in after[0].error.message  # type: ignore[union-attr]
+    stored = await store.list_messages("ada")
+    assert sum(1 for m in stored if m.role == "tool") == 3  # every call has its result

@@ -24,7 +24,7 @@ from satchel.builtin import MessageRouter
 from satchel.memory import AgentMemory, RequestOrigin
 from satchel.providers import ToolCall
 from satchel.registry import ToolRegistry
-from satchel.rules import ToolRule, TurnState
+from satchel.rules import MaxCalls, ToolRule, TurnState
 from satchel.tools import ErrorInfo, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -53,16 +53,22 @@ class ToolDispatch(ConversationLog):
         allowed: Sequence[str],
         approvals: dict[str, str] | None = None,
     ) -> AsyncIterator[RunEvent]:
+        ended: str | None = None  # the terminal tool that ended the turn in this batch
         for call in calls:
             earlier = identical_calls(call, run.tool_calls)
             limit = self.budget.repeat_limit
             again = limit is not None and earlier + 1 >= limit
             found = self.tools.get(call.name)
             name = found.spec.name if found is not None else call.name  # `tool@1` is `tool`
-            permitted = name in allowed
+            capped = self._capped(name, state)  # a limit reached earlier in this batch
+            permitted = name in allowed and ended is None and not capped
             yield ToolCallEvent(call, permitted and not again)
             unmet = state.unmet(found.spec.requires) if permitted and found is not None else []
-            if again:
+            if ended is not None:
+                result = _after_terminal(call.name, ended)
+            elif capped:
+                result = _capped(call.name, capped)
+            elif again:
                 result = repeated(call, earlier + 1)
             elif unmet:
                 result = _unmet(name, unmet)
@@ -108,8 +114,19 @@ class ToolDispatch(ConversationLog):
             elif permitted and self._ends_turn(call.name) and result.ok:
                 run.stop = "terminal"
                 run.reply = run.reply or _said_to_user(call)
+                ended = call.name
             elif again:
                 run.stop = "repeated"
+
+    def _capped(self, tool: str, state: TurnState) -> list[str]:
+        """The call limits (:class:`~satchel.rules.MaxCalls`) ``tool`` has reached,
+        counting the calls already run in this batch: one reply with 30 calls runs at
+        most the limit's number of them."""
+        return [
+            r.render()
+            for r in self.rules
+            if isinstance(r, MaxCalls) and not r.allowed(state, [tool])
+        ]
 
     def _ends_turn(self, tool: str) -> bool:
         verdicts = [v for r in self.rules if (v := r.ends_turn(tool)) is not None]
@@ -130,6 +147,28 @@ def _refused(tool: str, allowed: Sequence[str]) -> ToolResult:
             "denied",
             f"The tool rules do not allow {tool} now; nothing ran. You may call: {choice}.",
             {"allowed": list(allowed)},
+        ),
+    )
+
+
+def _capped(tool: str, limits: Sequence[str]) -> ToolResult:
+    return ToolResult(
+        tool,
+        error=ErrorInfo(
+            "denied",
+            f"The call limit is reached ({' '.join(limits)}); {tool} did not run.",
+            {"limits": list(limits)},
+        ),
+    )
+
+
+def _after_terminal(tool: str, ended: str) -> ToolResult:
+    return ToolResult(
+        tool,
+        error=ErrorInfo(
+            "denied",
+            f"The turn ended when {ended} ran earlier in this reply; {tool} did not run.",
+            {"ended_by": ended},
         ),
     )
 
