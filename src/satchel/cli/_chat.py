@@ -173,7 +173,7 @@ class _Session:
         assert result is not None
         if result.stop == "terminal" and result.reply:
             self.console.print(f"[bold green]agent>[/] {escape(result.reply)}")
-        elif result.stop in ("max_steps", "rules"):
+        elif result.stop in ("max_steps", "rules", "repeated"):
             self.console.print(f"[dim](the turn stopped early: {result.stop})[/]")
         return result
 
