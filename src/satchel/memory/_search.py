@@ -2,6 +2,16 @@
 touches, and turning two candidate score maps into the final ranking with per-method
 diagnostics.
 
+Core and working blocks are searched as whole blocks and a hit returns the block's
+best matching line (:func:`best_line`). They are ranked with the indexes every block
+already has (full text and one vector per block, kept in step on every write: append,
+replace, set, kind change and delete go through the same triggers and re-embedding as
+archival blocks), so no second index has to be kept consistent; they are few and short
+(a character limit each), so the block's rank is a fair stand-in for its best line's.
+Indexing them line by line would need a third index per backend and a line identity
+that survives ``replace``, for a handful of rows. The whole value is not returned:
+it is in the agent's context already, and the line is what answers the question.
+
 The store prepares a :class:`SearchRequest`. A backend finds candidates its own way
 (SQLite: FTS5 BM25 and the in-memory :class:`~satchel.retrieval.AnnIndex`, saved beside the file;
 PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
@@ -10,6 +20,7 @@ PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -19,9 +30,24 @@ import numpy.typing as npt
 
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
-from satchel.retrieval import HybridFusion, fuse_hybrid
+from satchel.retrieval import (
+    RELEVANT_COSINE,
+    RELEVANT_COVERAGE,
+    HybridFusion,
+    fuse_hybrid,
+    tokenize,
+)
 
-__all__ = ["Ranked", "SearchPlan", "SearchRequest", "plan_search", "rank", "to_hits"]
+__all__ = [
+    "Ranked",
+    "SearchPlan",
+    "SearchRequest",
+    "best_line",
+    "is_relevant",
+    "plan_search",
+    "rank",
+    "to_hits",
+]
 
 _K = TypeVar("_K", bound=Hashable)
 F32 = npt.NDArray[np.float32]
@@ -34,22 +60,39 @@ class SearchPlan:
     Attributes:
         blocks: Archival blocks.
         messages: Conversation messages.
+        context: Core and working blocks (in the agent's context already, found so
+            that a fact kept there is a hit too).
     """
 
     blocks: bool
     messages: bool
+    context: bool = False
+
+    @property
+    def any_blocks(self) -> bool:
+        """Whether blocks of some kind are searched."""
+        return self.blocks or self.context
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The block kinds searched, as stored."""
+        return (("core", "working") if self.context else ()) + (
+            ("archival",) if self.blocks else ()
+        )
 
 
 def plan_search(domains: Domain, filters: SearchFilters) -> SearchPlan:
-    """Decide the domains: the requested ones, minus blocks when a message-only filter
-    (``role``, ``conversation_id``) is set and minus messages when ``labels`` is set."""
+    """Decide the domains: the requested ones (``all`` also covers core and working
+    blocks), minus blocks when a message-only filter (``role``, ``conversation_id``) is
+    set and minus messages when ``labels`` is set."""
     blocks = domains in (Domain.ARCHIVAL_MEMORY, Domain.ALL)
+    context = domains == Domain.ALL
     messages = domains in (Domain.CONVERSATIONS, Domain.ALL)
     if filters.role is not None or filters.conversation_id is not None:
-        blocks = False
+        blocks = context = False
     if filters.labels:
         messages = False
-    return SearchPlan(blocks=blocks, messages=messages)
+    return SearchPlan(blocks=blocks, messages=messages, context=context)
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -91,6 +134,7 @@ class Ranked(Generic[_K]):
     vector_rank: int | None
     bm25_score: float | None
     vector_score: float | None
+    coverage: float | None = None
 
 
 def _ranks(scores: Mapping[_K, float]) -> dict[_K, int]:
@@ -129,22 +173,75 @@ def rank(
             vector_rank=rank_v.get(key),
             bm25_score=bm25.get(key),
             vector_score=vector.get(key),
+            coverage=None if coverage is None else coverage.get(key),
         )
         for key, score in ordered[:limit]
     ]
 
 
+def is_relevant(
+    hit: SearchHit,
+    *,
+    min_coverage: float = RELEVANT_COVERAGE,
+    min_cosine: float = RELEVANT_COSINE,
+) -> bool:
+    """Whether ``hit`` is evidence for its query rather than the least unrelated entry:
+    its words cover at least ``min_coverage`` of the query's IDF mass, or its cosine to
+    the query is at least ``min_cosine``. A hit with neither signal (a BM25-only
+    search) counts as relevant: there is nothing to judge it by. The defaults were
+    calibrated on questions whose answer is and is not in the store
+    (``bench/README.md``, "Nothing in memory matches").
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> hit = SearchHit(domain="conversations", id="m1", owner="ada", text="hi",
+        ...     score=0.06, created_at=datetime.now(UTC), coverage=0.0, vector_score=0.12)
+        >>> is_relevant(hit)
+        False
+    """
+    if hit.coverage is None and hit.vector_score is None:
+        return True
+    return (hit.coverage or 0.0) >= min_coverage or (hit.vector_score or 0.0) >= min_cosine
+
+
+def best_line(text: str, query: str) -> str:
+    """The line of ``text`` that best matches ``query``: the most query words (stemmed
+    as tool search stems them), each weighted by how few of the lines contain it; the
+    first such line on a tie. ``text`` itself when no line shares a word with the
+    query (a match by meaning alone) or it has one line.
+
+    Example:
+        >>> best_line("Name: Ada\nSister: Grace, a nurse", "what does my sister do")
+        'Sister: Grace, a nurse'
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return text
+    wanted = set(tokenize(query))
+    words = [set(tokenize(line)) & wanted for line in lines]
+    spread = {term: sum(term in found for found in words) for term in wanted}
+    best, best_score = text, 0.0
+    for line, found in zip(lines, words, strict=True):
+        score = sum(math.log(1 + len(lines) / spread[term]) for term in found)
+        if score > best_score:
+            best, best_score = line, score
+    return best
+
+
 def to_hits(
-    ranked: Sequence[Ranked[_K]], fields: Mapping[_K, Mapping[str, Any]]
+    ranked: Sequence[Ranked[_K]], fields: Mapping[_K, Mapping[str, Any]], query: str = ""
 ) -> list[SearchHit]:
     """The hits for ``ranked``, in order, from each entry's stored ``fields`` (the
     :class:`SearchHit` fields other than the scores); an entry without fields was
-    deleted since it was a candidate and is left out."""
+    deleted since it was a candidate and is left out. A core or working block becomes
+    a ``core_memory`` hit holding its :func:`best_line` for ``query``."""
     hits: list[SearchHit] = []
     for r in ranked:
-        found = fields.get(r.key)
-        if found is None:
+        found = dict(fields.get(r.key) or {})
+        if not found:
             continue
+        if found.get("kind") in ("core", "working"):
+            found.update(domain="core_memory", text=best_line(found["text"], query))
         hits.append(
             SearchHit(
                 **found,
@@ -153,6 +250,7 @@ def to_hits(
                 vector_rank=r.vector_rank,
                 bm25_score=r.bm25_score,
                 vector_score=r.vector_score,
+                coverage=r.coverage,
             )
         )
     return hits

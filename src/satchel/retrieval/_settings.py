@@ -19,6 +19,8 @@ __all__ = [
     "HYBRID_VECTOR_WEIGHT",
     "MAX_QUERY_TERMS",
     "NEIGHBOUR_LEND_SHARE",
+    "RELEVANT_COSINE",
+    "RELEVANT_COVERAGE",
     "RRF_K",
     "TOOL_BM25_WEIGHT",
     "TOOL_DESCRIPTION_WEIGHT",
@@ -45,6 +47,11 @@ entry answers. Used for archival entries. 0.05 is the smallest share that keeps 
 archival recall@10 at 0.75 or more with both conversations in one file (0.04: 0.750,
 just under); at 0.1 the personal facts lose a question ("Memory recall with
 neighbouring turns")."""
+RELEVANT_COVERAGE: Final = 0.5
+"""A memory search hit is relevant when its words cover at least this share of the
+query's IDF mass ("Nothing in memory matches")."""
+RELEVANT_COSINE: Final = 0.5
+"""... or when its cosine to the query is at least this ("Nothing in memory matches")."""
 MAX_QUERY_TERMS: Final = 32
 """At most this many distinct terms are kept from a memory search query: a cap on the
 cost of one search, not a tuned value."""

@@ -53,6 +53,7 @@ __all__ = [
     "BLOCKS",
     "BM25_BUDGET",
     "MESSAGES",
+    "TOOL_TRAFFIC",
     "Choice",
     "TermStats",
     "run_search",
@@ -100,13 +101,37 @@ class _Params:
         return cast(LiteralString, f"%({name})s")
 
 
-def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> LiteralString:
-    """A ``WHERE`` clause for the searching agent's scope (``%(me)s``) and filters."""
+TOOL_TRAFFIC: LiteralString = (
+    "(m.role = 'tool' OR (m.metadata ->> 'content_from_calls') IS NOT NULL)"
+)
+"""Messages that are tool traffic: tool results, and assistant messages whose only
+content is the calls they made (see ``SearchFilters.tool_traffic``)."""
+
+
+_KINDS: dict[tuple[str, ...], LiteralString] = {
+    ("archival",): "b.kind = 'archival'",
+    ("core", "working"): "b.kind IN ('core', 'working')",
+    ("archival", "core"): "b.kind IN ('archival', 'core')",
+    ("archival", "working"): "b.kind IN ('archival', 'working')",
+    ("core",): "b.kind = 'core'",
+    ("working",): "b.kind = 'working'",
+}
+
+
+def filter_clause(
+    spec: _Spec,
+    filters: SearchFilters,
+    params: _Params,
+    kinds: Sequence[str] = ("archival",),
+) -> LiteralString:
+    """A ``WHERE`` clause for the searching agent's scope (``%(me)s``) and filters;
+    blocks of the given ``kinds`` only."""
     a = spec.alias
     clauses: list[LiteralString] = []
     if spec is BLOCKS:
         clauses.append("(b.agent = %(me)s OR b.shares ? %(me)s)")
-        clauses.append("b.kind = 'archival'")
+        if len(set(kinds)) < 3:
+            clauses.append(_KINDS[tuple(sorted(kinds))])
         if filters.labels:
             parts: list[LiteralString] = []
             bare = [label for label in filters.labels if "/" not in label]
@@ -127,6 +152,14 @@ def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> Liter
             clauses.append(f"m.role = {params.add(filters.role)}")
         if filters.conversation_id is not None:
             clauses.append(f"m.conversation_id = {params.add(enc(filters.conversation_id))}")
+        if filters.hides_tool_traffic:
+            clauses.append(f"NOT {TOOL_TRAFFIC}")
+        if filters.exclude_turn is not None:
+            turn = filters.exclude_turn
+            clauses.append(
+                f"NOT (m.conversation_id = {params.add(enc(turn.conversation_id))} "
+                f"AND m.created_at >= {params.add(utc(turn.started_at))})"
+            )
     if filters.start_time is not None:
         clauses.append(f"{a}.created_at >= {params.add(utc(filters.start_time))}")
     if filters.end_time is not None:
@@ -347,11 +380,11 @@ async def _hydrate(conn: Conn, agent: str, keys: list[_Key]) -> dict[_Key, dict[
     message_pks = [pk for domain, pk in keys if domain == MESSAGES.key]
     if block_pks:
         cursor = await conn.execute(
-            "SELECT b.pk, b.id, b.label, b.agent, b.value, b.created_at, b.tags, b.metadata "
-            "FROM satchel_blocks AS b WHERE b.pk = ANY(%s)",
+            "SELECT b.pk, b.id, b.label, b.agent, b.value, b.created_at, b.tags, b.metadata, "
+            "b.kind FROM satchel_blocks AS b WHERE b.pk = ANY(%s)",
             (block_pks,),
         )
-        for pk, id_, label, owner, value, created, tags, metadata in await cursor.fetchall():
+        for pk, id_, label, owner, value, created, tags, metadata, kind in await cursor.fetchall():
             found[(BLOCKS.key, int(pk))] = {
                 "domain": "archival_memory",
                 "id": id_,
@@ -361,6 +394,7 @@ async def _hydrate(conn: Conn, agent: str, keys: list[_Key]) -> dict[_Key, dict[
                 "created_at": utc(created),
                 "tags": tuple(dec(tag) for tag in tags),
                 "metadata": metadata,
+                "kind": kind,
             }
     if message_pks:
         cursor = await conn.execute(
@@ -414,7 +448,7 @@ async def run_search(
     coverage: dict[_Key, float] = {}
     specs = [
         spec
-        for spec, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages))
+        for spec, on in ((BLOCKS, request.plan.any_blocks), (MESSAGES, request.plan.messages))
         if on
     ]
     for spec in specs:
@@ -424,7 +458,7 @@ async def run_search(
         if lexical_on:
             choice = await stats.choose(conn, spec, request.terms)
             params = _Params(me=request.agent, q=query, model=model)
-            where = filter_clause(spec, request.filters, params)
+            where = filter_clause(spec, request.filters, params, request.plan.kinds)
             lexical = await bm25_candidates(
                 conn, spec, choice, where, params, n, fill_in=fill_in, statistics=statistics
             )
@@ -435,13 +469,13 @@ async def run_search(
                     vector[(spec.key, pk)] = cosine
         if query is not None and dim is not None:
             params = _Params(me=request.agent, q=query, model=model)
-            where = filter_clause(spec, request.filters, params)
+            where = filter_clause(spec, request.filters, params, request.plan.kinds)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
         weight, lend_share = request.neighbours.of(archival=spec is BLOCKS)
         if covering and fill_in and lexical and statistics and weight > 0:
             params = _Params(me=request.agent, q=query, model=model)
-            where = filter_clause(spec, request.filters, params)
+            where = filter_clause(spec, request.filters, params, request.plan.kinds)
             cosine_sql: LiteralString = (
                 f"CASE WHEN {_MODEL_OK} THEN 1 - (v.embedding <=> %(q)s) END"
             )
@@ -471,4 +505,5 @@ async def run_search(
         limit=request.limit,
         coverage=coverage,
     )
-    return to_hits(ranked, await _hydrate(conn, request.agent, [r.key for r in ranked]))
+    fields = await _hydrate(conn, request.agent, [r.key for r in ranked])
+    return to_hits(ranked, fields, " ".join(request.terms))

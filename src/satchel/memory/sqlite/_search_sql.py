@@ -18,6 +18,7 @@ from satchel.retrieval import term_coverage
 
 __all__ = [
     "BM25_BUDGET",
+    "TOOL_TRAFFIC",
     "Bm25Query",
     "bm25_candidates",
     "bm25_query",
@@ -47,17 +48,28 @@ _BM25 = {
 }
 
 
+TOOL_TRAFFIC = "(m.role = 'tool' OR json_extract(m.metadata, '$.content_from_calls') IS NOT NULL)"
+"""Messages that are tool traffic: tool results, and assistant messages whose only
+content is the calls they made (see ``SearchFilters.tool_traffic``)."""
+
+
 def filter_clause(
-    domain: int, me: int, filters: SearchFilters, *, archival_only: bool
+    domain: int,
+    me: int,
+    filters: SearchFilters,
+    *,
+    kinds: Sequence[str] = ("archival",),
 ) -> tuple[str, list[Any]]:
-    """A ``WHERE`` clause (on alias ``b`` or ``m``) for scope and filters."""
+    """A ``WHERE`` clause (on alias ``b`` or ``m``) for scope and filters; blocks of
+    the given ``kinds`` only."""
     params: list[Any] = []
     if domain == BLOCKS:
         alias, tag_table, tag_key = "b", "block_tags", "block_pk"
         clauses = ["(b.agent_id = ? OR b.pk IN (SELECT block_pk FROM shares WHERE agent_id = ?))"]
         params += [me, me]
-        if archival_only:
-            clauses.append("b.kind = 'archival'")
+        if len(set(kinds)) < 3:
+            clauses.append(f"b.kind IN ({placeholders(len(kinds))})")
+            params += list(kinds)
         if filters.labels:
             # Each list is one JSON parameter read by json_each, so any number of labels
             # fits (an ``IN (?, ?, ...)`` of a thousand breaks SQLite's expression limit).
@@ -85,6 +97,14 @@ def filter_clause(
         if filters.conversation_id is not None:
             clauses.append("m.conversation_id = ?")
             params.append(filters.conversation_id)
+        if filters.hides_tool_traffic:
+            clauses.append(f"NOT {TOOL_TRAFFIC}")
+        if filters.exclude_turn is not None:
+            clauses.append("NOT (m.conversation_id = ? AND m.created_at >= ?)")
+            params += [
+                filters.exclude_turn.conversation_id,
+                to_us(filters.exclude_turn.started_at),
+            ]
     if filters.start_time is not None:
         clauses.append(f"{alias}.created_at >= ?")
         params.append(to_us(filters.start_time))

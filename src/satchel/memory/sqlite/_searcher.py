@@ -90,11 +90,11 @@ def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Ke
     message_pks = [pk for domain, pk in keys if domain == MESSAGES]
     if block_pks:
         rows = conn.execute(
-            "SELECT b.pk, b.id, b.label, a.name, b.value, b.created_at, b.tags, b.metadata "
-            f"FROM {BLOCK_FROM} WHERE b.pk IN ({placeholders(len(block_pks))})",
+            "SELECT b.pk, b.id, b.label, a.name, b.value, b.created_at, b.tags, b.metadata, "
+            f"b.kind FROM {BLOCK_FROM} WHERE b.pk IN ({placeholders(len(block_pks))})",
             block_pks,
         )
-        for pk, id_, label, owner, value, created, tags, metadata in rows:
+        for pk, id_, label, owner, value, created, tags, metadata, kind in rows:
             found[(BLOCKS, int(pk))] = {
                 "domain": "archival_memory",
                 "id": id_,
@@ -104,6 +104,7 @@ def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Ke
                 "created_at": from_us(created),
                 "tags": tuple(json.loads(tags)),
                 "metadata": json.loads(metadata),
+                "kind": kind,
             }
     if message_pks:
         rows = conn.execute(
@@ -153,10 +154,10 @@ def run_search(
     vector: dict[_Key, float] = {}
     coverage: dict[_Key, float] = {}
     domains = [
-        d for d, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages)) if on
+        d for d, on in ((BLOCKS, request.plan.any_blocks), (MESSAGES, request.plan.messages)) if on
     ]
     for domain in domains:
-        where, params = filter_clause(domain, me, request.filters, archival_only=True)
+        where, params = filter_clause(domain, me, request.filters, kinds=request.plan.kinds)
         bm25_plan = bm25_query(conn, domain, request.terms) if lexical_on else None
         lexical = (
             bm25_candidates(conn, domain, bm25_plan, where, params, n, narrowing=narrowing)
@@ -203,4 +204,5 @@ def run_search(
         limit=request.limit,
         coverage=coverage,
     )
-    return to_hits(ranked, _hydrate(conn, request.agent, [r.key for r in ranked]))
+    fields = _hydrate(conn, request.agent, [r.key for r in ranked])
+    return to_hits(ranked, fields, " ".join(request.terms))
