@@ -178,7 +178,8 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             ):
                 hits.setdefault(hit.id, hit)  # a block shared with both: listed once
         found = sorted(hits.values(), key=lambda h: -h.score)
-        best = [hit for hit in found if is_relevant(hit)][: params.limit]
+        # A question someone asked is not an answer: relevant statements come first.
+        best = sorted((h for h in found if is_relevant(h)), key=_is_question)[: params.limit]
         results = [_result(hit, agent) for hit in best]
         where = {"archival_memory": "archival memory", "conversations": "conversations"}.get(
             params.domain, "memory"
@@ -227,6 +228,10 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             tool_traffic=given.tool_traffic,
             exclude_turn=turn,
         )
+
+
+def _is_question(hit: SearchHit) -> bool:
+    return hit.role == "user" and hit.text.rstrip().endswith("?")
 
 
 def _result(hit: SearchHit, agent: str) -> SearchResult:

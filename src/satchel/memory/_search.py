@@ -2,15 +2,8 @@
 touches, and turning two candidate score maps into the final ranking with per-method
 diagnostics.
 
-Core and working blocks are searched as whole blocks and a hit returns the block's
-best matching line (:func:`best_line`). They are ranked with the indexes every block
-already has (full text and one vector per block, kept in step on every write: append,
-replace, set, kind change and delete go through the same triggers and re-embedding as
-archival blocks), so no second index has to be kept consistent; they are few and short
-(a character limit each), so the block's rank is a fair stand-in for its best line's.
-Indexing them line by line would need a third index per backend and a line identity
-that survives ``replace``, for a handful of rows. The whole value is not returned:
-it is in the agent's context already, and the line is what answers the question.
+Core and working blocks are not the backend's: :class:`SearchPlan` ``context`` is
+answered by :mod:`satchel.memory._context_lines`, line by line.
 
 The store prepares a :class:`SearchRequest`. A backend finds candidates its own way
 (SQLite: FTS5 BM25 and the in-memory :class:`~satchel.retrieval.AnnIndex`, saved beside the file;
@@ -20,7 +13,6 @@ PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -35,14 +27,12 @@ from satchel.retrieval import (
     RELEVANT_COVERAGE,
     HybridFusion,
     fuse_hybrid,
-    tokenize,
 )
 
 __all__ = [
     "Ranked",
     "SearchPlan",
     "SearchRequest",
-    "best_line",
     "is_relevant",
     "plan_search",
     "rank",
@@ -60,8 +50,9 @@ class SearchPlan:
     Attributes:
         blocks: Archival blocks.
         messages: Conversation messages.
-        context: Core and working blocks (in the agent's context already, found so
-            that a fact kept there is a hit too).
+        context: The lines of core and working blocks (in the agent's context
+            already, found so that a fact kept there is a hit too); the store ranks
+            them (:mod:`satchel.memory._context_lines`), not the backend.
     """
 
     blocks: bool
@@ -204,44 +195,17 @@ def is_relevant(
     return (hit.coverage or 0.0) >= min_coverage or (hit.vector_score or 0.0) >= min_cosine
 
 
-def best_line(text: str, query: str) -> str:
-    """The line of ``text`` that best matches ``query``: the most query words (stemmed
-    as tool search stems them), each weighted by how few of the lines contain it; the
-    first such line on a tie. ``text`` itself when no line shares a word with the
-    query (a match by meaning alone) or it has one line.
-
-    Example:
-        >>> best_line("Name: Ada\nSister: Grace, a nurse", "what does my sister do")
-        'Sister: Grace, a nurse'
-    """
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if len(lines) <= 1:
-        return text
-    wanted = set(tokenize(query))
-    words = [set(tokenize(line)) & wanted for line in lines]
-    spread = {term: sum(term in found for found in words) for term in wanted}
-    best, best_score = text, 0.0
-    for line, found in zip(lines, words, strict=True):
-        score = sum(math.log(1 + len(lines) / spread[term]) for term in found)
-        if score > best_score:
-            best, best_score = line, score
-    return best
-
-
 def to_hits(
-    ranked: Sequence[Ranked[_K]], fields: Mapping[_K, Mapping[str, Any]], query: str = ""
+    ranked: Sequence[Ranked[_K]], fields: Mapping[_K, Mapping[str, Any]]
 ) -> list[SearchHit]:
     """The hits for ``ranked``, in order, from each entry's stored ``fields`` (the
     :class:`SearchHit` fields other than the scores); an entry without fields was
-    deleted since it was a candidate and is left out. A core or working block becomes
-    a ``core_memory`` hit holding its :func:`best_line` for ``query``."""
+    deleted since it was a candidate and is left out."""
     hits: list[SearchHit] = []
     for r in ranked:
-        found = dict(fields.get(r.key) or {})
-        if not found:
+        found = fields.get(r.key)
+        if found is None:
             continue
-        if found.get("kind") in ("core", "working"):
-            found.update(domain="core_memory", text=best_line(found["text"], query))
         hits.append(
             SearchHit(
                 **found,

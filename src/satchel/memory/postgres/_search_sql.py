@@ -102,10 +102,12 @@ class _Params:
 
 
 TOOL_TRAFFIC: LiteralString = (
-    "(m.role = 'tool' OR (m.metadata ->> 'content_from_calls') IS NOT NULL)"
+    "(m.role = 'tool' OR strpos(m.metadata::text, '\"content_from_calls\"') > 0)"
 )
 """Messages that are tool traffic: tool results, and assistant messages whose only
-content is the calls they made (see ``SearchFilters.tool_traffic``)."""
+content is the calls they made (see ``SearchFilters.tool_traffic``). The ``json``
+column is read as its text: extracting a key parses the whole value, which fails on a
+stored ``\\u0000``."""
 
 
 _KINDS: dict[tuple[str, ...], LiteralString] = {
@@ -506,4 +508,4 @@ async def run_search(
         coverage=coverage,
     )
     fields = await _hydrate(conn, request.agent, [r.key for r in ranked])
-    return to_hits(ranked, fields, " ".join(request.terms))
+    return to_hits(ranked, fields)

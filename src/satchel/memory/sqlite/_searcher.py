@@ -205,4 +205,4 @@ def run_search(
         coverage=coverage,
     )
     fields = _hydrate(conn, request.agent, [r.key for r in ranked])
-    return to_hits(ranked, fields, " ".join(request.terms))
+    return to_hits(ranked, fields)
