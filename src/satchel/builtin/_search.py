@@ -61,9 +61,7 @@ class SearchFiltersInput(BaseModel):
         max_length=_MAX_FILTER_ITEMS,
         description="Only archival entries with one of these labels.",
     )
-    tool_traffic: bool = Field(
-        default=False, description="Also tool calls and tool results (left out by default)."
-    )
+    tool_traffic: bool = Field(default=False, description="Include tool calls and results.")
 
 
 class SearchInput(BaseModel):
@@ -90,8 +88,8 @@ class SearchResult(BaseModel):
     """One hit, with its full text."""
 
     domain: Literal["archival_memory", "core_memory", "conversations"] = Field(
-        description="archival_memory for an entry, core_memory for a line of a core or "
-        "working block (label names it), conversations for a message."
+        description="archival_memory: an entry; core_memory: a line of a core or working "
+        "block; conversations: a message."
     )
     label: str | None = Field(
         description="The entry's label, to read or load it; null for a message."
@@ -130,10 +128,10 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
     name = "search"
     description = (
         "Search your long-term memory: archival entries, past conversation messages and "
-        "the lines of your core and working blocks. Matches by meaning and by words, "
-        "best first, and returns each result's full text and label, so you can quote "
-        "it, read it with recall, or load it with context. The current turn and tool "
-        "traffic are left out; when nothing is relevant it says so.\n\n"
+        "lines of core and working blocks. Matches by meaning and by words, best first, "
+        "and returns each result's full text and label, so you can quote it, read it "
+        "with recall, or load it with context. Skips this turn and tool traffic; says "
+        "when nothing matches.\n\n"
         "Filter by role (conversations), time range (start_time, end_time: ISO dates or "
         "words like 'yesterday'), tags, or labels."
     )
