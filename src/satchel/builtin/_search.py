@@ -176,8 +176,12 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             ):
                 hits.setdefault(hit.id, hit)  # a block shared with both: listed once
         found = sorted(hits.values(), key=lambda h: -h.score)
-        # A question someone asked is not an answer: relevant statements come first.
-        best = sorted((h for h in found if is_relevant(h)), key=_is_question)[: params.limit]
+        # Nothing relevant: say so rather than list the least unrelated entries. Else
+        # relevant statements first (a question someone asked is not an answer), then
+        # relevant questions, then the rest, each best first.
+        relevant = {h.id for h in found if is_relevant(h)}
+        ranked = sorted(found, key=lambda h: (h.id not in relevant, _is_question(h)))
+        best = ranked[: params.limit] if relevant else []
         results = [_result(hit, agent) for hit in best]
         where = {"archival_memory": "archival memory", "conversations": "conversations"}.get(
             params.domain, "memory"
