@@ -78,8 +78,11 @@ class Score:
     first: int = 0
     asked: int = 0
     by_how: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
+    by_round: list[list[int]] = field(default_factory=lambda: [[0, 0], [0, 0]])
+    """First hits and questions, in the first and the second asking session."""
     nothing: int = 0
     negatives: int = 0
+    nothing_by_round: list[int] = field(default_factory=lambda: [0, 0])
     seconds: float = 0.0
 
 
@@ -178,7 +181,7 @@ async def run_config(
                     said, reply = CHATTER[i % len(CHATTER)]
                     agent.model = TestModel([reply])
                     await agent.run(said)
-        for _ in range(2):
+        for round_ in range(2):
             agent = session()
             queue: list[tuple[str, Fact | None]] = [(f.question, f) for f in facts]
             for j, negative in enumerate(negatives):
@@ -196,6 +199,7 @@ async def run_config(
                 if fact is None:
                     score.negatives += 1
                     score.nothing += first is None
+                    score.nothing_by_round[round_] += first is None
                     continue
                 hit = (
                     first is not None
@@ -204,6 +208,8 @@ async def run_config(
                 )
                 score.asked += 1
                 score.first += hit
+                score.by_round[round_][0] += hit
+                score.by_round[round_][1] += 1
                 tally = score.by_how.setdefault(fact.how, [0, 0])
                 tally[0] += hit
                 tally[1] += 1
@@ -237,9 +243,9 @@ async def main(args: argparse.Namespace) -> None:
     base = rows[0][1].first / max(1, rows[0][1].asked)
     print(
         "| search | first hit is the fact | × baseline | human / recall / said "
-        "| negatives answered 'nothing matches' | seconds |"
+        "| 1st / 2nd asking | negatives answered 'nothing matches' (1st / 2nd) | seconds |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for name, s in rows:
         rate = s.first / max(1, s.asked)
         how = " / ".join(
@@ -248,9 +254,11 @@ async def main(args: argparse.Namespace) -> None:
             if k in s.by_how
         )
         ratio = f"×{rate / base:.2f}" if base else "n/a (baseline 0)"
+        rounds = " / ".join(f"{a}/{b}" for a, b in s.by_round)
+        quiet = " / ".join(str(n) for n in s.nothing_by_round)
         print(
-            f"| {name} | {s.first}/{s.asked} ({rate:.3f}) | {ratio} | {how} "
-            f"| {s.nothing}/{s.negatives} | {s.seconds:.0f} |"
+            f"| {name} | {s.first}/{s.asked} ({rate:.3f}) | {ratio} | {how} | {rounds} "
+            f"| {s.nothing}/{s.negatives} ({quiet}) | {s.seconds:.0f} |"
         )
 
 
