@@ -17,11 +17,11 @@ each session a new agent as each ``satchel run`` is:
    session 3's questions, searches and results too.
 
 A question scores when the first result the tool returns holds its fact (and no other
-told fact: a whole block does not count); a negative scores when the tool says
-nothing matches. Reported for hybrid, BM25-only and vector-only search, each its own
-store, in the same run, against the baseline of the search as it was before: the turn
-in progress and tool traffic were hits, and the first hit was returned whatever its
-score (hybrid, same store).
+told fact: a whole block does not count); a negative scores when the tool's message
+says that nothing matches (or answers: only earlier questions match). Reported for
+hybrid, BM25-only and vector-only search, each its own store, in the same run, against
+the baseline of the search as it was before: the turn in progress and tool traffic
+were hits, and the first hit was returned whatever its score (hybrid, same store).
 
 Run:
     uv run python bench/lived_memory.py [--people 4] [--negatives 24]
@@ -144,9 +144,11 @@ def telling(fact: Fact) -> tuple[str, TestModel]:
 
 def first_text(result: Any) -> str | None:
     """The first result's text in a ``search`` output, or ``None`` when it said that
-    nothing matches."""
+    nothing matches (or answers: only earlier questions do)."""
     results = cast(list[dict[str, Any]], result["results"])
-    return str(results[0]["text"]) if results else None
+    if str(result["message"]).startswith("Nothing in") or not results:
+        return None
+    return str(results[0]["text"])
 
 
 async def run_config(

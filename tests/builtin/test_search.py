@@ -225,3 +225,15 @@ async def test_the_turn_named_in_the_context_is_left_out(searchable: Kit) -> Non
     assert out is not None
     assert out["results"][0]["text"] == "Sam has a grey cat called Miso."
     assert "What colour is Sam's cat?" not in {r["text"] for r in out["results"]}
+
+
+async def test_when_only_earlier_questions_match_the_search_says_nothing_answers(
+    searchable: Kit,
+) -> None:
+    await searchable.store.add_message(
+        "ada", "user", "Which train line does Priya ride on Mondays?"
+    )
+    out = await searchable.ok("search", {"query": "Which train line does Priya ride on Mondays?"})
+
+    assert out["message"].startswith("Nothing in memory answers")
+    assert out["results"][0]["text"] == "Which train line does Priya ride on Mondays?"

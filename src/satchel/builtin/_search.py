@@ -187,10 +187,15 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             params.domain, "memory"
         )
         count = len(results)
-        if results:
+        quoted = params.query if len(params.query) <= 80 else params.query[:77] + "..."
+        if results and all(_is_question(h) for h in found if h.id in relevant):
+            message = (
+                f"Nothing in {where} answers {quoted!r}: only questions asked before "
+                f"match ({count} result{'s' if count != 1 else ''}, best first)."
+            )
+        elif results:
             message = f"{count} result{'s' if count != 1 else ''} from {where}, best first."
         else:
-            quoted = params.query if len(params.query) <= 80 else params.query[:77] + "..."
             message = f"Nothing in {where} matches {quoted!r}"
             message += (
                 f" ({len(found)} unrelated entries left out)." if found else "."
