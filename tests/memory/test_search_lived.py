@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from satchel.memory import (
@@ -224,3 +224,26 @@ def test_an_entry_sharing_neither_words_nor_meaning_is_not_relevant() -> None:
     assert not is_relevant(_hit(0.0, 0.05))
     assert is_relevant(_hit(1.0, 0.05))
     assert is_relevant(_hit(0.0, 0.95))
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    value=st.text(st.characters(blacklist_categories=("Cs",)), max_size=300),
+    query=st.text(max_size=60),
+    mode=st.sampled_from(MODES),
+)
+async def test_any_core_block_text_is_searched_line_by_line_without_raising(
+    store: MemoryStore, value: str, query: str, mode: str
+) -> None:
+    if await store.list_blocks("ada"):  # the store outlives one example
+        await store.update_block_text("ada", "human", value)
+    else:
+        await store.create_block("ada", "human", value, permission=Permission.ADMIN)
+    hits = await store.search("ada", query, limit=5, mode=mode)  # type: ignore[arg-type]
+    lines = {line.strip() for line in value.splitlines()}
+    assert len(hits) <= 5
+    assert all(h.text in lines and h.text for h in hits if h.domain == "core_memory")
