@@ -59,18 +59,6 @@ class SearchPlan:
     messages: bool
     context: bool = False
 
-    @property
-    def any_blocks(self) -> bool:
-        """Whether blocks of some kind are searched."""
-        return self.blocks or self.context
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        """The block kinds searched, as stored."""
-        return (("core", "working") if self.context else ()) + (
-            ("archival",) if self.blocks else ()
-        )
-
 
 def plan_search(domains: Domain, filters: SearchFilters) -> SearchPlan:
     """Decide the domains: the requested ones (``all`` also covers core and working

@@ -54,7 +54,7 @@ async def test_bm25_over_budget_ranks_only_the_newest_matches(crowded: Path) -> 
         plan = bm25_query(conn, BLOCKS, ["common"], budget=10)
         assert plan is not None
         assert plan.newest_only
-        where, params = filter_clause(BLOCKS, 1, SearchFilters())
+        where, params = filter_clause(BLOCKS, 1, SearchFilters(), archival_only=True)
         found = bm25_candidates(conn, BLOCKS, plan, where, params, 50, budget=10)
         assert 0 < len(found) <= 11
         assert min(found) >= 50  # the newest rows
@@ -131,7 +131,7 @@ def test_bm25_ranking_before_filtering_gives_the_joined_ranking(
         assert plan is not None
         assert plan.counts
         assert not plan.newest_only
-        where, params = filter_clause(BLOCKS, me, SearchFilters())
+        where, params = filter_clause(BLOCKS, me, SearchFilters(), archival_only=True)
         found = bm25_candidates(conn, BLOCKS, plan, where, params, n, budget=250)
         assert list(found.items()) == list(_joined(conn, plan.match, where, params, n).items())
 
@@ -149,7 +149,7 @@ def test_first_matching_is_the_filtered_prefix(
         me = conn.execute("SELECT id FROM agents WHERE name = ?", (agent,)).fetchone()[0]
         ranked = [int(r[0]) for r in conn.execute("SELECT pk FROM blocks")] + [99_999]
         order.shuffle(ranked)
-        where, params = filter_clause(BLOCKS, me, SearchFilters())
+        where, params = filter_clause(BLOCKS, me, SearchFilters(), archival_only=True)
         keep = keep_matching(conn, BLOCKS, ranked, where, params)
         expected = [pk for pk in ranked if pk in keep][:n]
         assert first_matching(conn, BLOCKS, ranked, where, params, n) == expected

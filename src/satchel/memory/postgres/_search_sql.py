@@ -110,30 +110,13 @@ column is read as its text: extracting a key parses the whole value, which fails
 stored ``\\u0000``."""
 
 
-_KINDS: dict[tuple[str, ...], LiteralString] = {
-    ("archival",): "b.kind = 'archival'",
-    ("core", "working"): "b.kind IN ('core', 'working')",
-    ("archival", "core"): "b.kind IN ('archival', 'core')",
-    ("archival", "working"): "b.kind IN ('archival', 'working')",
-    ("core",): "b.kind = 'core'",
-    ("working",): "b.kind = 'working'",
-}
-
-
-def filter_clause(
-    spec: _Spec,
-    filters: SearchFilters,
-    params: _Params,
-    kinds: Sequence[str] = ("archival",),
-) -> LiteralString:
-    """A ``WHERE`` clause for the searching agent's scope (``%(me)s``) and filters;
-    blocks of the given ``kinds`` only."""
+def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> LiteralString:
+    """A ``WHERE`` clause for the searching agent's scope (``%(me)s``) and filters."""
     a = spec.alias
     clauses: list[LiteralString] = []
     if spec is BLOCKS:
         clauses.append("(b.agent = %(me)s OR b.shares ? %(me)s)")
-        if len(set(kinds)) < 3:
-            clauses.append(_KINDS[tuple(sorted(kinds))])
+        clauses.append("b.kind = 'archival'")
         if filters.labels:
             parts: list[LiteralString] = []
             bare = [label for label in filters.labels if "/" not in label]
@@ -450,7 +433,7 @@ async def run_search(
     coverage: dict[_Key, float] = {}
     specs = [
         spec
-        for spec, on in ((BLOCKS, request.plan.any_blocks), (MESSAGES, request.plan.messages))
+        for spec, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages))
         if on
     ]
     for spec in specs:
@@ -460,7 +443,7 @@ async def run_search(
         if lexical_on:
             choice = await stats.choose(conn, spec, request.terms)
             params = _Params(me=request.agent, q=query, model=model)
-            where = filter_clause(spec, request.filters, params, request.plan.kinds)
+            where = filter_clause(spec, request.filters, params)
             lexical = await bm25_candidates(
                 conn, spec, choice, where, params, n, fill_in=fill_in, statistics=statistics
             )
@@ -471,13 +454,13 @@ async def run_search(
                     vector[(spec.key, pk)] = cosine
         if query is not None and dim is not None:
             params = _Params(me=request.agent, q=query, model=model)
-            where = filter_clause(spec, request.filters, params, request.plan.kinds)
+            where = filter_clause(spec, request.filters, params)
             found = await vector_candidates(conn, spec, dim, where, params, n)
             vector.update({(spec.key, pk): score for pk, score in found.items()})
         weight, lend_share = request.neighbours.of(archival=spec is BLOCKS)
         if covering and fill_in and lexical and statistics and weight > 0:
             params = _Params(me=request.agent, q=query, model=model)
-            where = filter_clause(spec, request.filters, params, request.plan.kinds)
+            where = filter_clause(spec, request.filters, params)
             cosine_sql: LiteralString = (
                 f"CASE WHEN {_MODEL_OK} THEN 1 - (v.embedding <=> %(q)s) END"
             )
@@ -507,5 +490,4 @@ async def run_search(
         limit=request.limit,
         coverage=coverage,
     )
-    fields = await _hydrate(conn, request.agent, [r.key for r in ranked])
-    return to_hits(ranked, fields)
+    return to_hits(ranked, await _hydrate(conn, request.agent, [r.key for r in ranked]))

@@ -54,22 +54,16 @@ content is the calls they made (see ``SearchFilters.tool_traffic``)."""
 
 
 def filter_clause(
-    domain: int,
-    me: int,
-    filters: SearchFilters,
-    *,
-    kinds: Sequence[str] = ("archival",),
+    domain: int, me: int, filters: SearchFilters, *, archival_only: bool
 ) -> tuple[str, list[Any]]:
-    """A ``WHERE`` clause (on alias ``b`` or ``m``) for scope and filters; blocks of
-    the given ``kinds`` only."""
+    """A ``WHERE`` clause (on alias ``b`` or ``m``) for scope and filters."""
     params: list[Any] = []
     if domain == BLOCKS:
         alias, tag_table, tag_key = "b", "block_tags", "block_pk"
         clauses = ["(b.agent_id = ? OR b.pk IN (SELECT block_pk FROM shares WHERE agent_id = ?))"]
         params += [me, me]
-        if len(set(kinds)) < 3:
-            clauses.append(f"b.kind IN ({placeholders(len(kinds))})")
-            params += list(kinds)
+        if archival_only:
+            clauses.append("b.kind = 'archival'")
         if filters.labels:
             # Each list is one JSON parameter read by json_each, so any number of labels
             # fits (an ``IN (?, ?, ...)`` of a thousand breaks SQLite's expression limit).

@@ -154,10 +154,10 @@ def run_search(
     vector: dict[_Key, float] = {}
     coverage: dict[_Key, float] = {}
     domains = [
-        d for d, on in ((BLOCKS, request.plan.any_blocks), (MESSAGES, request.plan.messages)) if on
+        d for d, on in ((BLOCKS, request.plan.blocks), (MESSAGES, request.plan.messages)) if on
     ]
     for domain in domains:
-        where, params = filter_clause(domain, me, request.filters, kinds=request.plan.kinds)
+        where, params = filter_clause(domain, me, request.filters, archival_only=True)
         bm25_plan = bm25_query(conn, domain, request.terms) if lexical_on else None
         lexical = (
             bm25_candidates(conn, domain, bm25_plan, where, params, n, narrowing=narrowing)
@@ -204,5 +204,4 @@ def run_search(
         limit=request.limit,
         coverage=coverage,
     )
-    fields = _hydrate(conn, request.agent, [r.key for r in ranked])
-    return to_hits(ranked, fields)
+    return to_hits(ranked, _hydrate(conn, request.agent, [r.key for r in ranked]))
