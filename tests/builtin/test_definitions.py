@@ -98,7 +98,10 @@ def test_the_tools_and_their_operations_match_the_design_table(tools: ToolRegist
     assert search["properties"]["domain"]["enum"] == ["archival_memory", "conversations", "all"]
     filters = search["properties"]["filters"]
     filter_props = next(f for f in filters.get("anyOf", [filters]) if f.get("type") == "object")
-    assert list(filter_props["properties"]) == ["role", "start_time", "end_time", "tags", "labels"]
+    assert list(filter_props["properties"]) == [
+        *("role", "start_time", "end_time", "tags", "labels"),
+        "tool_traffic",  # issue 27: tool traffic is left out unless asked for
+    ]
     send = specs["send_message"].input_schema
     assert list(send["properties"]) == ["target", "content", "metadata"]
     types = [v["properties"]["type"]["const"] for v in send["properties"]["target"]["oneOf"]]

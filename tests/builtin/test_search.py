@@ -10,6 +10,7 @@ import pytest
 
 from satchel.embed import MiniLMEmbedder
 from satchel.memory import BlockKind
+from satchel.tools import ToolContext
 
 from .conftest import Kit, make_kit
 
@@ -178,3 +179,61 @@ async def test_an_unknown_domain_is_invalid(searchable: Kit) -> None:
     error = await searchable.error("search", {"domain": "everything", "query": "cat"})
 
     assert error.kind == "invalid_arguments"
+
+
+async def test_a_question_nothing_in_memory_answers_says_so(searchable: Kit) -> None:
+    out = await searchable.ok("search", {"query": "Which quantum chromodynamics lecture is on?"})
+
+    assert out["results"] == []
+    assert out["message"].startswith(
+        "Nothing in memory matches 'Which quantum chromodynamics lecture is on?'"
+    )
+
+
+async def test_a_line_of_a_core_block_is_found_with_its_label(searchable: Kit) -> None:
+    await searchable.store.create_block(
+        "ada", "human", "Name: Sam\nSam's sister Ana lives in Porto.\nSam likes green tea."
+    )
+    out = await searchable.ok("search", {"query": "Where does Sam's sister live?"})
+
+    top = out["results"][0]
+    assert (top["domain"], top["label"]) == ("core_memory", "human")
+    assert top["text"] == "Sam's sister Ana lives in Porto."
+
+
+async def test_tool_traffic_is_found_only_when_asked_for(searchable: Kit) -> None:
+    await searchable.store.add_message(
+        "ada", "tool", '{"weather": "hail over Reykjavik"}', metadata={"name": "forecast"}
+    )
+    query = {"domain": "conversations", "query": "hail over Reykjavik"}
+    plain = await searchable.ok("search", query)
+    asked = await searchable.ok("search", {**query, "filters": {"tool_traffic": True}})
+
+    assert all(r["role"] != "tool" for r in plain["results"])
+    assert asked["results"][0]["role"] == "tool"
+
+
+async def test_the_turn_named_in_the_context_is_left_out(searchable: Kit) -> None:
+    started = datetime.now(UTC)
+    await searchable.store.add_message(
+        "ada", "user", "What colour is Sam's cat?", conversation_id="c9", created_at=started
+    )
+    ctx = ToolContext(agent="ada", conversation_id="c9", turn_started_at=started)
+    result = await searchable.tools.call("search", {"query": "What colour is Sam's cat?"}, ctx)
+    out = result.structured()
+
+    assert out is not None
+    assert out["results"][0]["text"] == "Sam has a grey cat called Miso."
+    assert "What colour is Sam's cat?" not in {r["text"] for r in out["results"]}
+
+
+async def test_when_only_earlier_questions_match_the_search_says_nothing_answers(
+    searchable: Kit,
+) -> None:
+    await searchable.store.add_message(
+        "ada", "user", "Which train line does Priya ride on Mondays?"
+    )
+    out = await searchable.ok("search", {"query": "Which train line does Priya ride on Mondays?"})
+
+    assert out["message"].startswith("Nothing in memory answers")
+    assert out["results"][0]["text"] == "Which train line does Priya ride on Mondays?"

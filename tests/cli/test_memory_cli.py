@@ -285,6 +285,25 @@ def test_search_finds_archival_entries_and_messages(db: Path) -> None:
     assert [h["text"] for h in users] == ["My cat Miso loves tuna."]
 
 
+def test_search_leaves_tool_traffic_out_unless_asked_and_marks_unrelated_hits(db: Path) -> None:
+    async def fill(store: MemoryStore) -> None:
+        await store.add_message("default", "user", "My cat Miso loves tuna.")
+        await store.add_message("default", "tool", '{"cat": "Miso", "food": "tuna"}')
+
+    seed(db, fill)
+    ok(db, "reembed")
+
+    plain = json.loads(ok(db, "search", "Miso tuna", "--json").stdout)
+    traffic = json.loads(ok(db, "search", "Miso tuna", "--json", "--tool-traffic").stdout)
+    unrelated = ok(db, "search", "quarterly tax filing deadline").stdout
+
+    assert [h["role"] for h in plain] == ["user"]
+    assert plain[0]["relevant"] is True
+    assert sorted(h["role"] for h in traffic) == ["tool", "user"]
+    assert "Nothing in memory matches 'quarterly tax filing deadline'" in unrelated
+    assert "(unrelated)" in unrelated
+
+
 # --- export, import, reembed --------------------------------------------------------------
 
 

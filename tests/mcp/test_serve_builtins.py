@@ -87,8 +87,9 @@ async def test_replace_search_serves_the_users_search_which_reads_memory_through
     assert "the user's own search" in (tools["search"].description or "")
     assert set(tools["search"].input_schema["properties"]) == {"query"}
     assert found["by"] == "user"
-    assert found["labels"] == ["trip"]  # alice's archival entry; bob's is not hers
-    assert found["texts"] == ["Kyoto in April"]
+    # alice's archival entry first (her core block's line may follow); bob's is not hers
+    assert (found["labels"][0], found["texts"][0]) == ("trip", "Kyoto in April")
+    assert "Bob's secret trip" not in found["texts"]
     assert note == {
         "agent": AGENT,
         "value": "Tea at five.",

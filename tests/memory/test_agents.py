@@ -15,6 +15,7 @@ from satchel.memory import (
     AgentTemplate,
     BlockKind,
     BlockTemplate,
+    Domain,
     MemoryStore,
     Permission,
     SQLiteStore,
@@ -123,7 +124,7 @@ async def test_a_template_creates_its_blocks_with_every_field(store: MemoryStore
         100,
     )
     assert (persona.permission, persona.pinned) == (Permission.APPEND, True)
-    hits = await store.search("sam", "rye flour")
+    hits = await store.search("sam", "rye flour", domains=Domain.ARCHIVAL_MEMORY)
     assert [h.label for h in hits] == ["recipes"]
 
 

@@ -70,14 +70,14 @@ def texts(hits: list[SearchHit]) -> set[str]:
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "bm25", "vector"])
-async def test_search_sees_only_the_agents_archival_blocks_and_messages(
+async def test_search_sees_only_the_agents_own_blocks_and_messages(
     filled: MemoryStore, mode: str
 ) -> None:
     hits = await filled.search("ada", "tomato", limit=100, mode=mode)  # type: ignore[arg-type]
     found = texts(hits)
     assert "bob grows tomato plants" not in found
-    assert "I love tomato soup" not in found  # core blocks are in context, not archival
     expected = {
+        "I love tomato soup",
         "the tomato plants need water",
         "the quarterly report on tomato sales",
         "should I water the tomato plants today?",
@@ -118,7 +118,7 @@ async def test_domains_select_blocks_or_messages(filled: MemoryStore) -> None:
     conversations = await filled.search("ada", "tomato", domains=Domain.CONVERSATIONS, limit=50)
     assert {h.domain for h in conversations} == {"conversations"}
     both = await filled.search("ada", "tomato", domains=Domain.ALL, limit=50)
-    assert {h.domain for h in both} == {"archival_memory", "conversations"}
+    assert {h.domain for h in both} == {"archival_memory", "core_memory", "conversations"}
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
@@ -233,15 +233,21 @@ async def test_an_inverted_time_range_is_rejected() -> None:
         SearchFilters(start_time=T0 + timedelta(days=1), end_time=T0)
 
 
-async def test_archiving_a_block_makes_it_searchable_and_loading_hides_it(
+async def test_archiving_and_loading_a_block_moves_it_between_domains(
     store: MemoryStore,
 ) -> None:
     await store.create_block("ada", "project", "migrate the zebra database", kind=BlockKind.WORKING)
-    assert await store.search("ada", "zebra") == []
+    archival = Domain.ARCHIVAL_MEMORY
+    assert await store.search("ada", "zebra", domains=archival) == []
+    assert [(h.label, h.domain) for h in await store.search("ada", "zebra")] == [
+        ("project", "core_memory")
+    ]
     await store.set_kind("ada", "project", BlockKind.ARCHIVAL)
-    assert [h.label for h in await store.search("ada", "zebra")] == ["project"]
+    assert [h.label for h in await store.search("ada", "zebra", domains=archival)] == ["project"]
     await store.set_kind("ada", "project", BlockKind.WORKING)
-    assert await store.search("ada", "zebra") == []
+    assert await store.search("ada", "zebra", domains=archival) == []
+    hits = await store.search("ada", "zebra")
+    assert [(h.domain, h.kind) for h in hits] == [("core_memory", BlockKind.WORKING)]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "bm25", "vector"])

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import anyio
@@ -150,10 +150,13 @@ class Agent(ToolDispatch, RequestBuilder):
         """Run one turn, yielding what happens as it happens; the last event is a
         :class:`~satchel.agent.FinalEvent` holding the run's record."""
         conversation = conversation_id or self.conversation_id
-        run = RunResult(agent=self.name, conversation_id=conversation)
+        started = datetime.now(UTC)
+        run = RunResult(agent=self.name, conversation_id=conversation, started_at=started)
         history = await self._history(conversation)
         if message is not None:
-            await self._add(run, history, ChatMessage(role="user", content=message))
+            await self._add(
+                run, history, ChatMessage(role="user", content=message, created_at=started)
+            )
         async for event in self._interruptible(
             run, history, self._steps(run, history, TurnState())
         ):
@@ -182,7 +185,11 @@ class Agent(ToolDispatch, RequestBuilder):
                 f"Only a run that stopped at needs_approval can resume; this one stopped "
                 f"at {paused.stop!r}."
             )
-        run = RunResult(agent=self.name, conversation_id=paused.conversation_id)
+        run = RunResult(
+            agent=self.name,
+            conversation_id=paused.conversation_id,
+            started_at=paused.started_at or datetime.now(UTC),
+        )
         history = await self._history(paused.conversation_id)
         done = [c.name.partition("@")[0] for c, r in paused.tool_calls if r.ok]
         state = TurnState(calls=list(done), succeeded=list(done))

@@ -80,6 +80,8 @@ class ToolDispatch(ConversationLog):
                     call_id=call.id,
                     approval_id=(approvals or {}).get(call.id or ""),
                     extras={"conversation_id": run.conversation_id},
+                    conversation_id=run.conversation_id,
+                    turn_started_at=run.started_at,
                     memory=None
                     if self.memory is None
                     else AgentMemory(self.memory, self.name, RequestOrigin(channel=origin)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 from satchel.agent._messages import ChatMessage, Usage
@@ -99,6 +100,8 @@ class RunResult:
         tool_calls: Each call and its whole result, in order.
         usage: Tokens used, as the model reported them.
         pending_approvals: The approval ids of calls that wait for a human.
+        started_at: When the turn's first message was recorded (a resumed turn keeps
+            the paused one's); its tools' searches leave the turn out from then on.
     """
 
     agent: str
@@ -111,6 +114,7 @@ class RunResult:
     )
     usage: Usage = field(default_factory=Usage)
     pending_approvals: list[str] = field(default_factory=list[str])
+    started_at: datetime | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record of the run."""

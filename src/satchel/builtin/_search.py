@@ -12,7 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from satchel._errors import ToolRetry
 from satchel.builtin._dates import TimeParser
 from satchel.builtin._views import checked
-from satchel.memory import Domain, MemoryStore, SearchFilters, SearchHit
+from satchel.memory import (
+    Domain,
+    MemoryStore,
+    SearchFilters,
+    SearchHit,
+    TurnInProgress,
+    is_relevant,
+)
 from satchel.tools import Tool, ToolContext
 
 __all__ = ["SearchFiltersInput", "SearchInput", "SearchOutput", "SearchResult", "SearchTool"]
@@ -54,6 +61,7 @@ class SearchFiltersInput(BaseModel):
         max_length=_MAX_FILTER_ITEMS,
         description="Only archival entries with one of these labels.",
     )
+    tool_traffic: bool = Field(default=False, description="Include tool calls and results.")
 
 
 class SearchInput(BaseModel):
@@ -79,8 +87,9 @@ class SearchInput(BaseModel):
 class SearchResult(BaseModel):
     """One hit, with its full text."""
 
-    domain: Literal["archival_memory", "conversations"] = Field(
-        description="archival_memory for an entry, conversations for a message."
+    domain: Literal["archival_memory", "core_memory", "conversations"] = Field(
+        description="archival_memory: an entry; core_memory: a line of a core or working "
+        "block; conversations: a message."
     )
     label: str | None = Field(
         description="The entry's label, to read or load it; null for a message."
@@ -118,10 +127,11 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
 
     name = "search"
     description = (
-        "Search your long-term memory: archival entries and past conversation messages. "
-        "Matches by meaning and by words, best first, and returns each result's full "
-        "text and label, so you can quote it, read it with recall, or load it with "
-        "context.\n\n"
+        "Search your long-term memory: archival entries, past conversation messages and "
+        "lines of core and working blocks. Matches by meaning and by words, best first, "
+        "and returns each result's full text and label, so you can quote it, read it "
+        "with recall, or load it with context. Skips this turn and tool traffic; says "
+        "when nothing matches.\n\n"
         "Filter by role (conversations), time range (start_time, end_time: ISO dates or "
         "words like 'yesterday'), tags, or labels."
     )
@@ -149,7 +159,7 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
     async def execute(self, params: SearchInput, ctx: ToolContext) -> SearchOutput:
         """Search for ``ctx.agent``."""
         agent = ctx.agent
-        filters = await checked(self._filters(params.filters))
+        filters = await checked(self._filters(params.filters, ctx))
         scopes = [agent]
         if self.global_agent is not None and self.global_agent != agent:
             scopes.append(self.global_agent)
@@ -165,22 +175,41 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
                 )
             ):
                 hits.setdefault(hit.id, hit)  # a block shared with both: listed once
-        best = sorted(hits.values(), key=lambda h: -h.score)[: params.limit]
+        found = sorted(hits.values(), key=lambda h: -h.score)
+        # Nothing relevant: say so rather than list the least unrelated entries. Else
+        # relevant statements first (a question someone asked is not an answer), then
+        # relevant questions, then the rest, each best first.
+        relevant = {h.id for h in found if is_relevant(h)}
+        ranked = sorted(found, key=lambda h: (h.id not in relevant, _is_question(h)))
+        best = ranked[: params.limit] if relevant else []
         results = [_result(hit, agent) for hit in best]
         where = {"archival_memory": "archival memory", "conversations": "conversations"}.get(
-            params.domain, "archival memory and conversations"
+            params.domain, "memory"
         )
         count = len(results)
-        message = (
-            f"{count} result{'s' if count != 1 else ''} from {where}, best first."
-            if results
-            else f"Nothing in {where} matches. Try other words or fewer filters."
-        )
+        quoted = params.query if len(params.query) <= 80 else params.query[:77] + "..."
+        if results and all(_is_question(h) for h in found if h.id in relevant):
+            message = (
+                f"Nothing in {where} answers {quoted!r}: only questions asked before "
+                f"match ({count} result{'s' if count != 1 else ''}, best first)."
+            )
+        elif results:
+            message = f"{count} result{'s' if count != 1 else ''} from {where}, best first."
+        else:
+            message = f"Nothing in {where} matches {quoted!r}"
+            message += (
+                f" ({len(found)} unrelated entries left out)." if found else "."
+            ) + " Try other words or fewer filters, or say you do not know."
         return SearchOutput(message=message, results=results)
 
-    async def _filters(self, given: SearchFiltersInput | None) -> SearchFilters | None:
+    async def _filters(self, given: SearchFiltersInput | None, ctx: ToolContext) -> SearchFilters:
+        turn = (
+            TurnInProgress(conversation_id=ctx.conversation_id, started_at=ctx.turn_started_at)
+            if ctx.conversation_id is not None and ctx.turn_started_at is not None
+            else None
+        )
         if given is None:
-            return None
+            return SearchFilters(exclude_turn=turn)
         start = (
             await self.times.parse(given.start_time, end=False, field="start_time")
             if given.start_time is not None
@@ -203,7 +232,13 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             end_time=end,
             tags=tuple(given.tags) if given.tags else None,
             labels=tuple(given.labels) if given.labels else None,
+            tool_traffic=given.tool_traffic,
+            exclude_turn=turn,
         )
+
+
+def _is_question(hit: SearchHit) -> bool:
+    return hit.role == "user" and hit.text.rstrip().endswith("?")
 
 
 def _result(hit: SearchHit, agent: str) -> SearchResult:

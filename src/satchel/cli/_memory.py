@@ -51,6 +51,7 @@ from satchel.memory import (
     SearchFilters,
     SearchHit,
     Unset,
+    is_relevant,
 )
 
 __all__ = ["app", "open_store"]
@@ -367,11 +368,16 @@ def search(
         list[str] | None,
         typer.Option("--label", help="Only the block with this label; repeatable."),
     ] = None,
+    tool_traffic: Annotated[
+        bool,
+        typer.Option("--tool-traffic", help="Also tool calls and tool results (left out)."),
+    ] = False,
     db: DbOption = None,
     agent: AgentOption = "default",
     as_json: JsonFlag = False,
 ) -> None:
-    """Hybrid search of the agent's archival memory and conversations."""
+    """Hybrid search of the agent's memory: archival entries, conversations and the lines
+    of core and working blocks. Hits under the relevance floor are marked."""
     if role is not None and role not in _ROLES:
         raise typer.BadParameter(
             f"{role!r} is not a role; choose one of {', '.join(_ROLES)}.", param_hint="'--role'"
@@ -385,18 +391,21 @@ def search(
         end_time=end,
         tags=tuple(tag) if tag else None,
         labels=tuple(label) if label else None,
+        tool_traffic=tool_traffic,
     )
     hits = run_on_store(
         lambda s: s.search(agent, query, domains=domain, filters=filters, limit=limit),
         open_store(db, create=False),
     )
     if as_json:
-        echo_json([_dump(h) for h in hits])
+        echo_json([{**_dump(h), "relevant": is_relevant(h)} for h in hits])
         return
     console = stdout_console()
     if not hits:
         console.print("No matches.")
         return
+    if not any(is_relevant(h) for h in hits):
+        console.print(Text(f"Nothing in memory matches {query!r}; the closest entries:"))
     table = Table(title=f"{len(hits)} hits for {query!r}", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("Where", no_wrap=True)
@@ -409,7 +418,7 @@ def search(
             str(rank),
             Text(where),
             f"{hit.created_at:%Y-%m-%d %H:%M}",
-            f"{hit.score:.3f}",
+            f"{hit.score:.3f}" if is_relevant(hit) else f"{hit.score:.3f} (unrelated)",
             Text(_excerpt(hit.text)),
         )
     console.print(table)

@@ -36,6 +36,10 @@
   A query term only an entry's neighbour holds (the turn before or after it)
   counts too, scaled by how close the neighbour is in meaning
   (:class:`Neighbours`, :mod:`satchel.memory._context_window`).
+  Domain ``all`` also ranks core and working blocks (a hit is the block's best
+  line), tool traffic is left out unless asked for, an agent's turn in progress can be
+  (:class:`TurnInProgress`), and :func:`is_relevant` tells evidence from the least
+  unrelated entry.
 * **Opening**: :func:`open_store` opens the store a path or URL names (a SQLite file,
   ``sqlite:///``, ``postgresql://``), the one place that picks a backend by URL.
 * **Agents** start with blocks: :meth:`MemoryStore.ensure_agent` creates a template's
@@ -72,6 +76,7 @@ from satchel.memory._models import (
     SearchFilters,
     SearchHit,
     SearchMode,
+    TurnInProgress,
     Unset,
     check_restorable,
     validate_agent,
@@ -100,6 +105,7 @@ from satchel.memory._projects import (
 )
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._scoped import AgentMemory
+from satchel.memory._search import is_relevant
 from satchel.memory._template import (
     AgentTemplate,
     BlockTemplate,
@@ -149,6 +155,7 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "TurnInProgress",
     "Unset",
     "Verdict",
     "authorize",
@@ -161,6 +168,7 @@ __all__ = [
     "export_markdown",
     "import_markdown",
     "is_postgres_url",
+    "is_relevant",
     "load_template",
     "open_store",
     "project_for_root",

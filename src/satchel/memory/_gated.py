@@ -29,6 +29,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
+from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
 
@@ -38,6 +39,7 @@ from satchel._errors import (
 )
 from satchel.embed import Embedder, default_embedder
 from satchel.memory._backend import MemoryBackend, NewBlock
+from satchel.memory._context_lines import ContextLines
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._gated_agents import AgentsAndMessages
 from satchel.memory._gated_operator import OperatorWrites
@@ -120,6 +122,7 @@ class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
         else:
             backend.use_model(f"{embedder.name}:{embedder.dim}", embedder.dim)
         self._vectors = VectorUpkeep(backend, embedder)
+        self._lines = ContextLines()
 
     async def __aenter__(self) -> Self:
         return self
@@ -263,18 +266,37 @@ class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
         if not 1 <= limit <= 1000:
             raise InvalidInputError("limit must be between 1 and 1000")
         filters = filters or SearchFilters()
+        plan = plan_search(Domain(domains), filters)
+        vector = await self._vectors.embed_one(query.strip()) if mode != "bm25" else None
         request = SearchRequest(
             agent=agent,
             terms=query_terms(query),
-            query_vector=await self._vectors.embed_one(query.strip()) if mode != "bm25" else None,
-            plan=plan_search(Domain(domains), filters),
+            query_vector=vector,
+            plan=replace(plan, context=False),  # lines of core and working blocks: below
             filters=filters,
             limit=limit,
             mode=mode,
             fusion=self.fusion,
             neighbours=self.neighbours,
         )
-        return await self.backend.search(request)
+        hits = await self.backend.search(request) if plan.blocks or plan.messages else []
+        if not plan.context:
+            return hits
+        blocks = await self.backend.list_visible(agent, (BlockKind.CORE, BlockKind.WORKING))
+        lines = await self._lines.search(
+            agent,
+            blocks,
+            query,
+            vector,
+            self._vectors.active,
+            filters=filters,
+            mode=mode,
+            vector_weight=self.fusion.vector_weight,
+        )
+        if mode == "bm25" and hits:  # coverage in [0, 1] beside raw BM25 scores
+            top = max(1.0, hits[0].score)
+            lines = [h.model_copy(update={"score": h.score * top}) for h in lines]
+        return sorted([*hits, *lines], key=lambda h: -h.score)[:limit]
 
     # --- maintenance, export and import -------------------------------------------
 

@@ -31,6 +31,7 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "TurnInProgress",
     "Unset",
     "check_id",
     "check_import_record",
@@ -179,7 +180,8 @@ class Domain(StrEnum):
     CONVERSATIONS = "conversations"
     """The agent's own conversation messages."""
     ALL = "all"
-    """Both."""
+    """Both, and the agent's core and working blocks (each hit is the block's best
+    matching line, in domain ``core_memory``)."""
 
 
 class _Record(BaseModel):
@@ -263,6 +265,26 @@ class Message(_Record):
     metadata: Mapping[str, Any] = Field(default_factory=dict[str, Any])
 
 
+class TurnInProgress(_Record):
+    """The turn an agent is in the middle of, which its own search leaves out.
+
+    Attributes:
+        conversation_id: The turn's conversation.
+        started_at: When the turn's first message was recorded; that conversation's
+            messages from this time on are the turn (its user message, tool calls and
+            tool results).
+    """
+
+    conversation_id: str
+    started_at: datetime
+
+    @model_validator(mode="after")
+    def _check_time(self) -> TurnInProgress:
+        if self.started_at.tzinfo is None:
+            raise InvalidInputError("started_at must be timezone-aware")
+        return self
+
+
 class SearchFilters(_Record):
     """Filters for :meth:`~satchel.memory.MemoryStore.search`; every field narrows.
 
@@ -277,6 +299,10 @@ class SearchFilters(_Record):
         labels: Only blocks with one of these labels (``owner/label`` names a shared
             block). Messages have no label, so setting it leaves only blocks.
         conversation_id: Only messages of this conversation (leaves only messages).
+        tool_traffic: Also messages that are tool traffic: tool results (role
+            ``tool``) and assistant messages that only called tools (metadata
+            ``content_from_calls``). Left out by default; ``role="tool"`` implies it.
+        exclude_turn: Leave out the messages of this turn in progress.
     """
 
     role: Role | None = None
@@ -286,6 +312,13 @@ class SearchFilters(_Record):
     tags_match: Literal["any", "all"] = "any"
     labels: tuple[str, ...] | None = None
     conversation_id: str | None = None
+    tool_traffic: bool = False
+    exclude_turn: TurnInProgress | None = None
+
+    @property
+    def hides_tool_traffic(self) -> bool:
+        """Whether tool results and call-only assistant messages are left out."""
+        return not self.tool_traffic and self.role != "tool"
 
     @model_validator(mode="after")
     def _check_times(self) -> SearchFilters:
@@ -301,12 +334,16 @@ class SearchHit(_Record):
     """One result of :meth:`~satchel.memory.MemoryStore.search`, with the full text.
 
     Attributes:
-        domain: ``archival_memory`` for a block, ``conversations`` for a message.
+        domain: ``archival_memory`` for an archival block, ``core_memory`` for a core
+            or working block, ``conversations`` for a message.
         id: The block's or message's id.
         label: How the searching agent addresses the block (``owner/label`` if it is
             shared from another agent); ``None`` for a message.
         owner: The agent that owns the entry.
-        text: The full text (a block's value or a message's content).
+        text: The full text (an archival block's value or a message's content); for a
+            core or working block, the line of its value that best matches the query
+            (the block is in the agent's context already).
+        kind: The block's kind; ``None`` for a message.
         score: The fused score; higher is better. Only comparable within one search.
         created_at: When the entry was created.
         role: The message's role; ``None`` for a block.
@@ -317,9 +354,11 @@ class SearchHit(_Record):
         vector_rank: 1-based rank among vector candidates, ``None`` if not a candidate.
         bm25_score: The BM25 relevance (higher is better), if a candidate.
         vector_score: The cosine similarity, if a candidate.
+        coverage: The share of the query's IDF mass the entry's words cover (0 to
+            1), when it was computed (hybrid search with BM25 candidates).
     """
 
-    domain: Literal["archival_memory", "conversations"]
+    domain: Literal["archival_memory", "core_memory", "conversations"]
     id: str
     label: str | None = None
     owner: str
@@ -334,6 +373,8 @@ class SearchHit(_Record):
     vector_rank: int | None = None
     bm25_score: float | None = None
     vector_score: float | None = None
+    kind: BlockKind | None = None
+    coverage: float | None = None
 
 
 class ImportReport(_Record):

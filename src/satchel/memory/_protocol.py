@@ -353,13 +353,19 @@ class MemoryStore(Protocol):
             agent: The searching agent; the scope is its own memory plus blocks shared
                 with it.
             query: Free text. Search syntax in it is treated as plain words.
-            domains: Archival blocks, conversation messages, or both.
-            filters: Narrow by role, time, tags, labels or conversation.
+            domains: Archival blocks, conversation messages, or ``all``: both, and
+                the lines of the agent's core and working blocks (each block's best
+                line a ``core_memory`` hit).
+            filters: Narrow by role, time, tags, labels or conversation; tool traffic
+                is left out unless ``tool_traffic``; ``exclude_turn`` leaves out an
+                agent's turn in progress.
             limit: At most this many hits (1 to 1000).
             mode: ``hybrid`` (the default), ``bm25`` or ``vector``.
 
         Returns:
-            Hits, best first, each with its full text.
+            Hits, best first, each with its full text (a core or working block's hit:
+            the matching line). :func:`~satchel.memory.is_relevant` tells a hit that
+            is evidence from the least unrelated entry.
         """
         ...
 

@@ -2,6 +2,9 @@
 touches, and turning two candidate score maps into the final ranking with per-method
 diagnostics.
 
+Core and working blocks are not the backend's: :class:`SearchPlan` ``context`` is
+answered by :mod:`satchel.memory._context_lines`, line by line.
+
 The store prepares a :class:`SearchRequest`. A backend finds candidates its own way
 (SQLite: FTS5 BM25 and the in-memory :class:`~satchel.retrieval.AnnIndex`, saved beside the file;
 PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
@@ -19,9 +22,22 @@ import numpy.typing as npt
 
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._models import Domain, SearchFilters, SearchHit, SearchMode
-from satchel.retrieval import HybridFusion, fuse_hybrid
+from satchel.retrieval import (
+    RELEVANT_COSINE,
+    RELEVANT_COVERAGE,
+    HybridFusion,
+    fuse_hybrid,
+)
 
-__all__ = ["Ranked", "SearchPlan", "SearchRequest", "plan_search", "rank", "to_hits"]
+__all__ = [
+    "Ranked",
+    "SearchPlan",
+    "SearchRequest",
+    "is_relevant",
+    "plan_search",
+    "rank",
+    "to_hits",
+]
 
 _K = TypeVar("_K", bound=Hashable)
 F32 = npt.NDArray[np.float32]
@@ -34,22 +50,28 @@ class SearchPlan:
     Attributes:
         blocks: Archival blocks.
         messages: Conversation messages.
+        context: The lines of core and working blocks (in the agent's context
+            already, found so that a fact kept there is a hit too); the store ranks
+            them (:mod:`satchel.memory._context_lines`), not the backend.
     """
 
     blocks: bool
     messages: bool
+    context: bool = False
 
 
 def plan_search(domains: Domain, filters: SearchFilters) -> SearchPlan:
-    """Decide the domains: the requested ones, minus blocks when a message-only filter
-    (``role``, ``conversation_id``) is set and minus messages when ``labels`` is set."""
+    """Decide the domains: the requested ones (``all`` also covers core and working
+    blocks), minus blocks when a message-only filter (``role``, ``conversation_id``) is
+    set and minus messages when ``labels`` is set."""
     blocks = domains in (Domain.ARCHIVAL_MEMORY, Domain.ALL)
+    context = domains == Domain.ALL
     messages = domains in (Domain.CONVERSATIONS, Domain.ALL)
     if filters.role is not None or filters.conversation_id is not None:
-        blocks = False
+        blocks = context = False
     if filters.labels:
         messages = False
-    return SearchPlan(blocks=blocks, messages=messages)
+    return SearchPlan(blocks=blocks, messages=messages, context=context)
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -91,6 +113,7 @@ class Ranked(Generic[_K]):
     vector_rank: int | None
     bm25_score: float | None
     vector_score: float | None
+    coverage: float | None = None
 
 
 def _ranks(scores: Mapping[_K, float]) -> dict[_K, int]:
@@ -129,9 +152,35 @@ def rank(
             vector_rank=rank_v.get(key),
             bm25_score=bm25.get(key),
             vector_score=vector.get(key),
+            coverage=None if coverage is None else coverage.get(key),
         )
         for key, score in ordered[:limit]
     ]
+
+
+def is_relevant(
+    hit: SearchHit,
+    *,
+    min_coverage: float = RELEVANT_COVERAGE,
+    min_cosine: float = RELEVANT_COSINE,
+) -> bool:
+    """Whether ``hit`` is evidence for its query rather than the least unrelated entry:
+    its words cover at least ``min_coverage`` of the query's IDF mass, or its cosine to
+    the query is at least ``min_cosine``. A hit with neither signal (a BM25-only
+    search) counts as relevant: there is nothing to judge it by. The defaults were
+    calibrated on questions whose answer is and is not in the store
+    (``bench/README.md``, "Nothing in memory matches").
+
+    Example:
+        >>> from datetime import UTC, datetime
+        >>> hit = SearchHit(domain="conversations", id="m1", owner="ada", text="hi",
+        ...     score=0.06, created_at=datetime.now(UTC), coverage=0.0, vector_score=0.12)
+        >>> is_relevant(hit)
+        False
+    """
+    if hit.coverage is None and hit.vector_score is None:
+        return True
+    return (hit.coverage or 0.0) >= min_coverage or (hit.vector_score or 0.0) >= min_cosine
 
 
 def to_hits(
@@ -153,6 +202,7 @@ def to_hits(
                 vector_rank=r.vector_rank,
                 bm25_score=r.bm25_score,
                 vector_score=r.vector_score,
+                coverage=r.coverage,
             )
         )
     return hits

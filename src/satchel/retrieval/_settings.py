@@ -19,6 +19,8 @@ __all__ = [
     "HYBRID_VECTOR_WEIGHT",
     "MAX_QUERY_TERMS",
     "NEIGHBOUR_LEND_SHARE",
+    "RELEVANT_COSINE",
+    "RELEVANT_COVERAGE",
     "RRF_K",
     "TOOL_BM25_WEIGHT",
     "TOOL_DESCRIPTION_WEIGHT",
@@ -45,6 +47,16 @@ entry answers. Used for archival entries. 0.05 is the smallest share that keeps 
 archival recall@10 at 0.75 or more with both conversations in one file (0.04: 0.750,
 just under); at 0.1 the personal facts lose a question ("Memory recall with
 neighbouring turns")."""
+RELEVANT_COVERAGE: Final = 0.5
+"""A memory search hit is relevant when its words cover at least this share of the
+query's IDF mass, or its cosine reaches :data:`RELEVANT_COSINE`; a search with no
+relevant hit answers "nothing matches" ("Nothing in memory matches": 0.4-0.5 catch the
+same share of questions with no answer, 0.5 one more in 40 for 2 LoCoMo questions of
+231 at recall@10)."""
+RELEVANT_COSINE: Final = 0.5
+"""The cosine that makes a hit relevant, for the default MiniLM embedder ("Nothing in
+memory matches": up to 0.5 no answerable facts question loses its hit; 0.55-0.6 catch
+more questions with no answer but lose 2-6 of 40 answerable ones)."""
 MAX_QUERY_TERMS: Final = 32
 """At most this many distinct terms are kept from a memory search query: a cap on the
 cost of one search, not a tuned value."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from satchel._errors import SatchelUsageError
@@ -105,6 +106,11 @@ class ToolContext:
     broker: PermissionBroker | None = None
     """Asks a human to approve an action and remembers the answer (``satchel
     approvals`` decides its requests); ``None`` when the caller has none."""
+    conversation_id: str | None = None
+    """The conversation the calling agent's turn belongs to, when an agent loop calls."""
+    turn_started_at: datetime | None = None
+    """When the current turn's first message was recorded: with :attr:`conversation_id`
+    it marks the turn in progress, which ``search`` leaves out of its hits."""
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

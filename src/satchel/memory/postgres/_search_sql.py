@@ -53,6 +53,7 @@ __all__ = [
     "BLOCKS",
     "BM25_BUDGET",
     "MESSAGES",
+    "TOOL_TRAFFIC",
     "Choice",
     "TermStats",
     "run_search",
@@ -100,6 +101,15 @@ class _Params:
         return cast(LiteralString, f"%({name})s")
 
 
+TOOL_TRAFFIC: LiteralString = (
+    "(m.role = 'tool' OR strpos(m.metadata::text, '\"content_from_calls\"') > 0)"
+)
+"""Messages that are tool traffic: tool results, and assistant messages whose only
+content is the calls they made (see ``SearchFilters.tool_traffic``). The ``json``
+column is read as its text: extracting a key parses the whole value, which fails on a
+stored ``\\u0000``."""
+
+
 def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> LiteralString:
     """A ``WHERE`` clause for the searching agent's scope (``%(me)s``) and filters."""
     a = spec.alias
@@ -127,6 +137,14 @@ def filter_clause(spec: _Spec, filters: SearchFilters, params: _Params) -> Liter
             clauses.append(f"m.role = {params.add(filters.role)}")
         if filters.conversation_id is not None:
             clauses.append(f"m.conversation_id = {params.add(enc(filters.conversation_id))}")
+        if filters.hides_tool_traffic:
+            clauses.append(f"NOT {TOOL_TRAFFIC}")
+        if filters.exclude_turn is not None:
+            turn = filters.exclude_turn
+            clauses.append(
+                f"NOT (m.conversation_id = {params.add(enc(turn.conversation_id))} "
+                f"AND m.created_at >= {params.add(utc(turn.started_at))})"
+            )
     if filters.start_time is not None:
         clauses.append(f"{a}.created_at >= {params.add(utc(filters.start_time))}")
     if filters.end_time is not None:
@@ -347,11 +365,11 @@ async def _hydrate(conn: Conn, agent: str, keys: list[_Key]) -> dict[_Key, dict[
     message_pks = [pk for domain, pk in keys if domain == MESSAGES.key]
     if block_pks:
         cursor = await conn.execute(
-            "SELECT b.pk, b.id, b.label, b.agent, b.value, b.created_at, b.tags, b.metadata "
-            "FROM satchel_blocks AS b WHERE b.pk = ANY(%s)",
+            "SELECT b.pk, b.id, b.label, b.agent, b.value, b.created_at, b.tags, b.metadata, "
+            "b.kind FROM satchel_blocks AS b WHERE b.pk = ANY(%s)",
             (block_pks,),
         )
-        for pk, id_, label, owner, value, created, tags, metadata in await cursor.fetchall():
+        for pk, id_, label, owner, value, created, tags, metadata, kind in await cursor.fetchall():
             found[(BLOCKS.key, int(pk))] = {
                 "domain": "archival_memory",
                 "id": id_,
@@ -361,6 +379,7 @@ async def _hydrate(conn: Conn, agent: str, keys: list[_Key]) -> dict[_Key, dict[
                 "created_at": utc(created),
                 "tags": tuple(dec(tag) for tag in tags),
                 "metadata": metadata,
+                "kind": kind,
             }
     if message_pks:
         cursor = await conn.execute(

@@ -18,6 +18,7 @@ from satchel.retrieval import term_coverage
 
 __all__ = [
     "BM25_BUDGET",
+    "TOOL_TRAFFIC",
     "Bm25Query",
     "bm25_candidates",
     "bm25_query",
@@ -45,6 +46,11 @@ _BM25 = {
     BLOCKS: ("blocks_fts", "bm25(blocks_fts, 0.5, 0.5, 1.0)", "blocks AS b", "b"),
     MESSAGES: ("messages_fts", "bm25(messages_fts)", "messages AS m", "m"),
 }
+
+
+TOOL_TRAFFIC = "(m.role = 'tool' OR json_extract(m.metadata, '$.content_from_calls') IS NOT NULL)"
+"""Messages that are tool traffic: tool results, and assistant messages whose only
+content is the calls they made (see ``SearchFilters.tool_traffic``)."""
 
 
 def filter_clause(
@@ -85,6 +91,14 @@ def filter_clause(
         if filters.conversation_id is not None:
             clauses.append("m.conversation_id = ?")
             params.append(filters.conversation_id)
+        if filters.hides_tool_traffic:
+            clauses.append(f"NOT {TOOL_TRAFFIC}")
+        if filters.exclude_turn is not None:
+            clauses.append("NOT (m.conversation_id = ? AND m.created_at >= ?)")
+            params += [
+                filters.exclude_turn.conversation_id,
+                to_us(filters.exclude_turn.started_at),
+            ]
     if filters.start_time is not None:
         clauses.append(f"{alias}.created_at >= ?")
         params.append(to_us(filters.start_time))

@@ -90,11 +90,11 @@ def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Ke
     message_pks = [pk for domain, pk in keys if domain == MESSAGES]
     if block_pks:
         rows = conn.execute(
-            "SELECT b.pk, b.id, b.label, a.name, b.value, b.created_at, b.tags, b.metadata "
-            f"FROM {BLOCK_FROM} WHERE b.pk IN ({placeholders(len(block_pks))})",
+            "SELECT b.pk, b.id, b.label, a.name, b.value, b.created_at, b.tags, b.metadata, "
+            f"b.kind FROM {BLOCK_FROM} WHERE b.pk IN ({placeholders(len(block_pks))})",
             block_pks,
         )
-        for pk, id_, label, owner, value, created, tags, metadata in rows:
+        for pk, id_, label, owner, value, created, tags, metadata, kind in rows:
             found[(BLOCKS, int(pk))] = {
                 "domain": "archival_memory",
                 "id": id_,
@@ -104,6 +104,7 @@ def _hydrate(conn: sqlite3.Connection, agent: str, keys: list[_Key]) -> dict[_Ke
                 "created_at": from_us(created),
                 "tags": tuple(json.loads(tags)),
                 "metadata": json.loads(metadata),
+                "kind": kind,
             }
     if message_pks:
         rows = conn.execute(
