@@ -77,16 +77,19 @@ def pairs_intact(messages: Sequence[ChatMessage]) -> bool:
     return True
 
 
-def searching(variations: int | None = None) -> FunctionModel:
+def searching(variations: int | None = None, *, tool: str = "search") -> FunctionModel:
     """Searches the conversations again and again, the query a little different each
-    time (``variations``: only that many different queries, in turn)."""
+    time (``variations``: only that many different queries, in turn); ``tool`` names
+    another tool that takes a ``query``."""
     step = {"n": 0}
 
     def answer(request: ModelRequest) -> ModelResponse:
         step["n"] += 1
         n = step["n"] if variations is None else step["n"] % variations
-        arguments = {"query": f"garden tomatoes basil {n}", "domain": "conversations"}
-        return ModelResponse(tool_calls=(call("search", arguments, id=f"c{step['n']}"),))
+        arguments: dict[str, object] = {"query": f"garden tomatoes basil {n}"}
+        if tool == "search":
+            arguments["domain"] = "conversations"
+        return ModelResponse(tool_calls=(call(tool, arguments, id=f"c{step['n']}"),))
 
     return FunctionModel(answer)
 
@@ -192,13 +195,26 @@ async def test_when_this_turn_alone_passes_the_budget_its_oldest_results_shrink_
 async def test_requests_grow_at_most_linearly_while_results_quote_earlier_results(
     store: MemoryStore,
 ) -> None:
+    # search no longer returns this turn's own results, so the tool that quotes them
+    # is written here: it returns every earlier tool result of the conversation
+    @tool
+    async def recall_all(query: str) -> str:
+        """Everything found so far.
+
+        Args:
+            query: What to look for.
+        """
+        earlier = [m.content for m in await store.list_messages("ada") if m.role == "tool"]
+        return f"{query}: " + " | ".join(earlier)
+
     budget = ContextBudget(history_tokens=2_000, tool_result_tokens=400)
     slope = budget.tool_result_tokens * 4 + 600  # one whole result and one call a step
     sizes: dict[str, list[int]] = {}
     for name, used in (("bounded", budget), ("unbounded", ContextBudget(tool_result_tokens=None))):
         await seed_garden(store)
-        model = searching()
-        agent = Agent("ada", model, memory=store, budget=used, max_steps=10)
+        model = searching(tool="recall_all")
+        tools = ToolRegistry([recall_all])
+        agent = Agent("ada", model, memory=store, tools=tools, budget=used, max_steps=10)
         await agent.run(QUESTION, conversation_id=name)
         sizes[name] = [request_bytes(r) for r in model.requests]
 
