@@ -62,7 +62,22 @@ async def test_two_agents_may_use_the_same_label(store: MemoryStore) -> None:
     assert (await store.get_block("bob", "persona")).value == "Bob"
 
 
-@pytest.mark.parametrize("label", ["", "a/b", " padded", "tab\there", "x" * 129, "nul\x00"])
+@pytest.mark.parametrize(
+    "label",
+    [
+        "",
+        "a/b",
+        " padded",
+        "tab\there",
+        "x" * 129,
+        "nul\x00",
+        "evil\u202etxt.exe",  # shows as another label
+        "two\u2028lines",
+        "para\u2029graph",
+        "next\x85line",
+        "isolate\u2066x\u2069",
+    ],
+)
 async def test_invalid_labels_are_rejected(store: MemoryStore, label: str) -> None:
     with pytest.raises(ValueError, match="label"):
         await store.create_block("ada", label, "v")

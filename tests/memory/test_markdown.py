@@ -131,6 +131,7 @@ def test_file_names_are_safe_everywhere_and_never_collide(labels: list[str]) -> 
     names = [file_name(label) for label in labels]
     assert len({name.lower() for name in names}) == len(labels)  # case-insensitive OSes
     for name in names:
-        assert re.fullmatch(r"[a-z0-9._%-]+\.md", name)
+        assert re.fullmatch(r"[a-z0-9._%-]+(~[0-9a-f]{16})?\.md", name)
+        assert len(name) <= 116
         assert not name.startswith(".")
         assert name.split(".")[0] not in {"con", "prn", "aux", "nul"}

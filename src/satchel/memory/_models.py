@@ -71,7 +71,12 @@ class Unset(Enum):
 UNSET: Final = Unset.UNSET
 """Short for :attr:`Unset.UNSET` inside satchel."""
 
-_NAME_RE = re.compile(r"^[^/\x00-\x1f\x7f]{1,128}$")
+_NAME_RE = re.compile(
+    r"^[^/\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]{1,128}$"
+)
+"""1 to 128 characters with no ``/``, no control character (C0, DEL, C1), no line or
+paragraph separator and no bidirectional control (a U+202E in a label shows another
+label than the one stored)."""
 
 
 def utc_now() -> datetime:
@@ -83,7 +88,8 @@ def validate_label(label: str) -> str:
     """Check a block label and return it.
 
     A label is 1 to 128 characters with no ``/`` (reserved for the ``owner/label`` form
-    that addresses a shared block), no control character, and no leading or trailing
+    that addresses a shared block), no control character, line separator or
+    bidirectional control (U+2028, U+202E and their kin), and no leading or trailing
     whitespace.
 
     Raises:
@@ -92,7 +98,8 @@ def validate_label(label: str) -> str:
     if not _NAME_RE.match(label) or label != label.strip():
         raise InvalidInputError(
             f"invalid label {label[:140]!r}: use 1-128 characters with no '/', no control "
-            "characters and no leading or trailing spaces"
+            "characters, line separators or direction marks, and no leading or trailing "
+            "spaces"
         )
     return label
 
@@ -106,7 +113,8 @@ def validate_agent(agent: str) -> str:
     if not _NAME_RE.match(agent) or agent != agent.strip():
         raise InvalidInputError(
             f"invalid agent name {agent[:140]!r}: use 1-128 characters with no '/', no "
-            "control characters and no leading or trailing spaces"
+            "control characters, line separators or direction marks, and no leading or "
+            "trailing spaces"
         )
     return agent
 

@@ -150,7 +150,10 @@ def _root_path(root: str) -> Path:
     if unc and not text.startswith("//"):
         text = "/" + text  # normpath keeps a leading // only on some platforms
     if text.strip("/") == "" or re.fullmatch(r"[A-Za-z]:/?", text):
-        raise InvalidInputError(f"the filesystem's root {root[:200]!r} is no project")
+        raise InvalidInputError(
+            f"a workspace root must be a project's folder, not the filesystem's root "
+            f"{root[:200]!r}: it is no project"
+        )
     return Path(text)
 
 
@@ -162,6 +165,12 @@ def _path_key(path: Path) -> str:
     return text[1:] if text.startswith("/") else text
 
 
+_UNNAMEABLE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+"""What an agent name may not hold (:func:`~satchel.memory.validate_agent`)."""
+
+
 def _agent_name(key: str) -> str:
     """``project:`` and the key with ``/`` as ``:``; a ``%`` or ``:`` inside the key is
     escaped first (``%25``, ``%3A``), so two keys never share a name (``p/a/b`` and
@@ -170,7 +179,7 @@ def _agent_name(key: str) -> str:
     drive = re.match(r"^[A-Za-z]:(?=/)", key)  # C:/code keeps the name it had
     head = drive.group(0) if drive else ""
     escaped = head + key[len(head) :].replace("%", "%25").replace(":", "%3A")
-    name = _AGENT_PREFIX + re.sub(r"[\x00-\x1f\x7f]", "", escaped).replace("/", ":").strip()
+    name = _AGENT_PREFIX + _UNNAMEABLE.sub("", escaped).replace("/", ":").strip()
     if len(name) > _MAX_AGENT:
         digest = hashlib.sha256(key.encode()).hexdigest()[:12]
         name = _AGENT_PREFIX + "…" + name[-(_MAX_AGENT - len(_AGENT_PREFIX) - 14) :] + "~" + digest
