@@ -38,6 +38,7 @@ from satchel.cli import _agents
 from satchel.cli._agents import AgentOption, TemplateOption, as_agent
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
 from satchel.cli._memory_blocks import blocks, level_of, size_text
+from satchel.cli._memory_merge import merge
 from satchel.cli._memory_transfer import export, import_, mirror, reembed
 from satchel.cli._store import DbOption, open_store, run_on_store
 from satchel.memory import (
@@ -428,3 +429,4 @@ app.command("export")(export)
 app.command("import")(import_)
 app.command("mirror")(mirror)
 app.command("reembed")(reembed)
+app.command("merge")(merge)
