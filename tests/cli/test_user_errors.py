@@ -210,3 +210,35 @@ def test_a_folder_given_as_the_database_is_one_line(tmp_path: Path, command: lis
     result = run(*command, "--db", str(tmp_path))
 
     assert_one_line_error(result, "--db", "folder")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve"],
+        ["console"],
+        ["memory", "set", "human", "Name: Ada"],
+        ["memory", "append", "human", "Likes tea."],
+        ["approvals", "list"],
+        ["install", "cursor", "--dry-run"],
+    ],
+)
+def test_a_database_in_a_missing_folder_is_one_line_and_no_folder_is_made(
+    tmp_path: Path, command: list[str]
+) -> None:
+    missing = tmp_path / "typo" / "memory"
+
+    result = run(*command, "--db", str(missing / "satchel.db"), env={"HOME": str(tmp_path)})
+
+    assert_one_line_error(result, "--db", str(missing))
+    assert not (tmp_path / "typo").exists()
+
+
+def test_the_default_databases_folder_is_made_when_missing(tmp_path: Path) -> None:
+    data = tmp_path / "new-home" / "data"
+    env = {"XDG_DATA_HOME": str(data), "SATCHEL_DB": ""}
+
+    result = run("memory", "set", "human", "Name: Ada", env=env)
+
+    assert result.exit_code == 0, result.output
+    assert (data / "satchel" / "satchel.db").is_file()

@@ -53,6 +53,7 @@ import typer
 from satchel.cli._common import load_registry
 from satchel.cli._json_config import merge_server, read_config, remove_server, write_config
 from satchel.cli._serve import AUTO_AGENT
+from satchel.cli._store import resolve_db_location
 
 __all__ = [
     "CLIENTS",
@@ -377,6 +378,8 @@ def install(
             "--agent auto is the memory per project that --no-projects turns off.",
             param_hint="'--no-projects'",
         )
+    if db is not None:
+        resolve_db_location(db, must_exist=False)  # serve would refuse it in the client
     for target in tools or ():
         load_registry(target)  # a typo fails here, not silently inside the client
     fmt = CLIENTS[client]
