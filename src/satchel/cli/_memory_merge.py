@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from satchel._errors import SatchelUsageError
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
 from satchel.cli._store import DbOption, open_store, run_on_store
-from satchel.console import operator_store
-from satchel.memory import MemoryStore, MergeReport
+from satchel.memory import GatedStore, MemoryStore, MergeReport
 
 __all__ = ["merge"]
 
@@ -76,7 +76,9 @@ def merge(
     again."""
 
     async def work(store: MemoryStore) -> MergeReport:
-        return await operator_store(store).merge_agents(
+        if not isinstance(store, GatedStore):  # every store --db opens is one
+            raise SatchelUsageError(f"{type(store).__name__} cannot merge agents")
+        return await store.merge_agents(
             _agent(source, "'FROM'"), _agent(target, "'INTO'"), dry_run=dry_run
         )
 
