@@ -68,16 +68,9 @@ class ContextTool(Tool[ContextOperation, ContextOutput], ContextSteps):
 
     name = "context"
     description = (
-        "Edit your in-context memory: core blocks (always shown to you) and working blocks "
-        "(loaded from archival memory). Use it to keep what you know about the user, the "
-        "task and yourself accurate and current.\n\n"
-        "Operations: append adds a line; replace swaps one exact passage (it must occur "
-        "exactly once); create makes a new block; set overwrites a whole block (creating "
-        "it if needed) and returns the old value; archive moves a block to archival "
-        "memory; load brings an archival block into context (with target_label, a copy "
-        "under a new label, keeping the entry); swap does both at once; "
-        "list shows every in-context block. Blocks have character limits: when a write "
-        "would exceed one, summarise the block or archive part of it first."
+        "Edit your core (always shown) and working (loaded) memory blocks: keep what you "
+        "know about the user, the task and yourself current. A write over a block's "
+        "limit is refused: summarise or archive part of it first."
     )
     summary = "Edit core and working memory blocks."
     usage_rule = (

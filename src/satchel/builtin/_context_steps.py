@@ -75,7 +75,9 @@ class ContextSteps:
 
     async def _create(self, agent: str, params: ContextCreate) -> ContextOutput:
         try:
-            return await self._new_block(agent, params.label, params.value, params.description)
+            return await self._new_block(
+                agent, params.label, params.value, params.description or ""
+            )
         except AlreadyExistsError as exc:
             raise ToolRetry(
                 f"Block {params.label!r} already exists. Use append or replace to change "

@@ -33,19 +33,17 @@ class _Op(BaseModel):
 
 
 class RecallInsert(_Op):
-    """Store a new archival entry. Returns its label."""
+    """Store a new entry; returns its label."""
 
     operation: Literal["insert"]
-    content: str = Field(min_length=1, description="The text to store.")
+    content: str = Field(min_length=1, description="The text to store or add.")
     label: str | None = Field(
         default=None,
         min_length=1,
         max_length=128,
-        description="A label for the entry; leave out for archival_<timestamp>.",
+        description="Its label (default archival_<timestamp>).",
     )
-    tags: list[str] | None = Field(
-        default=None, description="Tags to find the entry by (search filters accept them)."
-    )
+    tags: list[str] | None = Field(default=None, description="Tags for search filters.")
 
 
 _LabelOrId = Annotated[
@@ -54,30 +52,29 @@ _LabelOrId = Annotated[
         min_length=1,
         max_length=300,
         validation_alias=AliasChoices("label", "id"),
-        description="The entry's label as search shows it (owner/label for another "
-        "agent's), or its id from a search result. A label is tried first.",
+        description="The entry's label as search shows it, or its id.",
     ),
 ]
 """An entry named by its label or its id (see :mod:`satchel.builtin._lookup`)."""
 
 
 class RecallAppend(_Op):
-    """Add content at the end of an archival entry, on a new line."""
+    """Add a line at the end of an entry."""
 
     operation: Literal["append"]
     label: _LabelOrId
-    content: str = Field(min_length=1, description="The text to add.")
+    content: str = Field(min_length=1, description="The text to store or add.")
 
 
 class RecallRead(_Op):
-    """Read an entry's full text by its label or its id."""
+    """Return an entry's full text."""
 
     operation: Literal["read"]
     label: _LabelOrId
 
 
 class RecallDelete(_Op):
-    """Delete an archival entry for good."""
+    """Delete an entry for good."""
 
     operation: Literal["delete"]
     label: _LabelOrId
@@ -119,14 +116,8 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
 
     name = "recall"
     description = (
-        "Your archival memory: a long-term store outside your context, for facts, notes "
-        "and documents you may need later. Find entries with the search tool (domain "
-        "archival_memory); its results give each entry's label and id, and either names "
-        "the entry here.\n\n"
-        "Operations: insert stores new content (optionally with a label and tags); append "
-        "adds to an entry; read returns an entry's full text; delete "
-        "removes an entry for good. To bring an entry into your context, use the context "
-        "tool's load."
+        "Your archival memory: long-term storage outside your context. A search result's "
+        "label or id names an entry here; context load brings one into context."
     )
     summary = "Store, read, extend and delete archival memory entries."
     usage_rule = (

@@ -118,12 +118,9 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
 
     name = "search"
     description = (
-        "Search your long-term memory: archival entries and past conversation messages. "
-        "Matches by meaning and by words, best first, and returns each result's full "
-        "text and label, so you can quote it, read it with recall, or load it with "
-        "context.\n\n"
-        "Filter by role (conversations), time range (start_time, end_time: ISO dates or "
-        "words like 'yesterday'), tags, or labels."
+        "Search your long-term memory (archival entries, past conversations) by meaning "
+        "and words, best first. Each result has its full text, label and id: quote it, "
+        "open it with recall, or load it with context."
     )
     summary = "Search archival memory and past conversations."
     usage_rule = (

@@ -22,10 +22,7 @@ Label = Annotated[
     Field(
         min_length=1,
         max_length=300,
-        description=(
-            "The block's label, exactly as shown in your memory (a block another agent "
-            "shared with you may be written owner/label)."
-        ),
+        description=("The block's label as shown in memory (owner/label if shared with you)."),
     ),
 ]
 """A block label as the built-in tools accept it."""
