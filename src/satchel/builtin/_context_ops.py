@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from satchel.builtin._views import BlockInfo, Label
+from satchel.builtin._views import BlockInfo, BlockWritten, Label
 
 __all__ = [
     "ContextAppend",
@@ -150,8 +150,8 @@ class ContextOutput(BaseModel):
     """What a ``context`` operation did."""
 
     message: str = Field(description="One sentence saying what happened.")
-    block: BlockInfo | None = Field(
-        default=None, description="The block written or moved, as it is now."
+    block: BlockWritten | None = Field(
+        default=None, description="The block written or moved: size, limit, version."
     )
     previous_value: str | None = Field(
         default=None, description="set: the value before the write (absent if newly created)."

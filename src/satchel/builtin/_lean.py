@@ -70,8 +70,12 @@ def _lean_type(schema: Any) -> dict[str, Any]:
     fields = cast(dict[str, Any], schema)
     options: Any = fields.get("anyOf")
     if isinstance(options, list):
-        kept = [_lean_type(option) for option in options if option != _NULL]  # pyright: ignore[reportUnknownVariableType]
-        nullable = len(kept) < len(options)  # pyright: ignore[reportUnknownArgumentType]
+        kept: list[dict[str, Any]] = []
+        for option in options:  # pyright: ignore[reportUnknownVariableType]
+            lean_option = _lean_type(option)
+            if option != _NULL and lean_option not in kept:  # two models: one "object"
+                kept.append(lean_option)
+        nullable = _NULL in options
         if len(kept) == 1 and isinstance(kept[0].get("type"), str):
             return {"type": [kept[0]["type"], "null"]} if nullable else kept[0]
         return {"anyOf": kept + ([_NULL] if nullable else [])}

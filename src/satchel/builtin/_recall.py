@@ -11,7 +11,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from satchel._errors import AlreadyExistsError, NotFoundError, PermissionDeniedError, ToolRetry
 from satchel.builtin._lookup import find_readable, persons_by_name
-from satchel.builtin._views import BlockInfo, block_info, checked
+from satchel.builtin._views import BlockInfo, BlockWritten, block_info, block_written, checked
 from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
 
@@ -90,7 +90,10 @@ class RecallOutput(BaseModel):
     """What a ``recall`` operation did."""
 
     message: str = Field(description="One sentence saying what happened.")
-    entry: BlockInfo = Field(description="The entry (with its full text for read).")
+    entry: BlockInfo | BlockWritten = Field(
+        description="The entry: in full for read and delete, its size and version after "
+        "insert and append."
+    )
 
 
 class RecallTool(Tool[RecallOperation, RecallOutput]):
@@ -156,7 +159,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                 block = await self._insert(agent, params)
                 return RecallOutput(
                     message=f"Stored {block.chars} characters as {block.label!r}.",
-                    entry=block_info(block, agent),
+                    entry=block_written(block, agent),
                 )
             case RecallAppend():
                 entry = await self._archival(agent, params.label, "append to")
@@ -167,8 +170,9 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                 )
                 return RecallOutput(
                     message=f"Appended {len(params.content)} characters to "
-                    f"{block.address_for(agent)!r} (now {block.chars}).",
-                    entry=block_info(block, agent),
+                    f"{block.address_for(agent)!r} (now {block.chars}, version "
+                    f"{block.version}).",
+                    entry=block_written(block, agent),
                 )
             case RecallRead():
                 block = await find_readable(self.store, agent, params.label, self.global_agent)
