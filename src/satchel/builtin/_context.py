@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, TypeGuard
 
+from satchel._counts import counted
 from satchel.builtin._block_moves import archive_into, copy_entry, load_copy, swap_in_steps
 from satchel.builtin._context_ops import (
     ContextAppend,
@@ -123,7 +124,9 @@ class ContextTool(Tool[ContextOperation, ContextOutput], ContextSteps):
                 block = await checked(
                     self.store.append_to_block(agent, params.label, params.content, origin=origin)
                 )
-                return done(f"Appended {len(params.content)} characters to {{}}", block, agent)
+                return done(
+                    f"Appended {counted(len(params.content), 'character')} to {{}}", block, agent
+                )
             case ContextReplace():
                 return await self._replace(agent, params, origin)
             case ContextCreate():

@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from satchel._counts import counted
 from satchel._errors import AlreadyExistsError, NotFoundError, PermissionDeniedError, ToolRetry
 from satchel.builtin._lookup import find_readable, persons_by_name
 from satchel.builtin._views import BlockInfo, BlockWritten, block_info, block_written, checked
@@ -158,7 +159,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
             case RecallInsert():
                 block = await self._insert(agent, params)
                 return RecallOutput(
-                    message=f"Stored {block.chars} characters as {block.label!r}.",
+                    message=f"Stored {counted(block.chars, 'character')} as {block.label!r}.",
                     entry=block_written(block, agent),
                 )
             case RecallAppend():
@@ -169,7 +170,7 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     )
                 )
                 return RecallOutput(
-                    message=f"Appended {len(params.content)} characters to "
+                    message=f"Appended {counted(len(params.content), 'character')} to "
                     f"{block.address_for(agent)!r} (now {block.chars}, version "
                     f"{block.version}).",
                     entry=block_written(block, agent),

@@ -27,6 +27,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from satchel._counts import counted
 from satchel._errors import (
     AlreadyExistsError,
     NotFoundError,
@@ -398,7 +399,7 @@ def search(
     if not hits:
         console.print("No matches.")
         return
-    table = Table(title=f"{len(hits)} hits for {query!r}", title_justify="left")
+    table = Table(title=f"{counted(len(hits), 'hit')} for {query!r}", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("Where", no_wrap=True)
     table.add_column("When", no_wrap=True)
