@@ -64,7 +64,12 @@ def test_merge_works_on_a_postgres_url(postgres_server: PostgresServer) -> None:
 
 @pytest.mark.parametrize(
     ("args", "word"),
-    [(("me", "me"), "itself"), (("auto", "me"), "FROM"), (("me", " "), "INTO")],
+    [
+        (("me", "me"), "itself"),
+        (("auto", "me"), "FROM"),
+        (("me", " "), "INTO"),
+        (("typo", "me"), "no memory to merge"),
+    ],
 )
 def test_a_bad_merge_is_one_error_line_and_exit_2(
     tmp_path: Path, args: tuple[str, str], word: str

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from satchel._errors import PermissionDeniedError
+from satchel._errors import NotFoundError, PermissionDeniedError
 from satchel.memory._backend import MemoryBackend
 from satchel.memory._merge import MergeReport, MergeSteps, plan_merge
 from satchel.memory._models import UNSET, Block, BlockKind, Permission, Unset, validate_agent
@@ -168,6 +168,7 @@ class OperatorWrites:
             VersionConflictError: ``source``'s memory changed while the merge was being
                 planned (nothing written; run it again).
             InvalidInputError: ``source`` is ``target``, or a name is invalid.
+            NotFoundError: ``source`` owns nothing and nothing is shared with it.
 
         Example:
             >>> report = await store.merge_agents("default", "me")  # doctest: +SKIP
@@ -180,6 +181,12 @@ class OperatorWrites:
         messages = sum(s.messages for s in await self.backend.agent_summaries(source))
         visible = await self.backend.list_visible(source, None)
         reshared = sum(1 for b in visible if b.agent != source and source in b.shares)
+        if not (steps.read or messages or reshared):
+            raise NotFoundError(
+                f"agent {source!r} has no memory to merge (no blocks, messages or shares); "
+                "check the name (satchel memory agents lists them)",
+                details={"agent": source},
+            )
         if not dry_run:
             with_vectors = [
                 (after, dropped, await self._vectors.embed_one(after.value))
