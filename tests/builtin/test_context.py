@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -348,3 +350,49 @@ async def test_each_agent_sees_only_its_own_blocks(kit: Kit) -> None:
 
     assert error.kind == "failed"
     assert out["blocks"] == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"operation": "append", "label": "human", "content": "Likes green tea."},
+        {"operation": "replace", "label": "human", "old": "Ada", "new": "Ada L."},
+        {"operation": "set", "label": "human", "value": "Name: Ada."},
+    ],
+)
+async def test_a_write_result_is_short_and_never_repeats_the_description(
+    kit: Kit, args: dict[str, Any]
+) -> None:
+    description = "What you know about the person. " * 24  # 768 characters
+    await kit.store.create_block("ada", "human", "Name: Ada", description=description)
+
+    out = await kit.ok("context", args)
+
+    text = json.dumps(out)
+    assert "What you know" not in text
+    assert len(text) < 400 + len(out.get("previous_value") or "")
+    block = out["block"]
+    assert set(block) == {
+        "label",
+        "kind",
+        "chars",
+        "char_limit",
+        "permission",
+        "version",
+        "shared_from",
+    }
+    assert block["version"] == 2
+    assert f"version {block['version']}" in out["message"]
+    assert str(block["chars"]) in out["message"]
+
+
+async def test_recall_insert_and_append_results_are_short_and_read_is_whole(kit: Kit) -> None:
+    stored = await kit.ok("recall", {"operation": "insert", "content": "Dr Lee.", "label": "dr"})
+    added = await kit.ok("recall", {"operation": "append", "label": "dr", "content": "Tue."})
+    read = await kit.ok("recall", {"operation": "read", "label": "dr"})
+
+    assert "description" not in stored["entry"]
+    assert (added["entry"]["version"], added["entry"]["chars"]) == (2, len("Dr Lee.\nTue."))
+    assert "version 2" in added["message"]
+    assert read["entry"]["value"] == "Dr Lee.\nTue."
+    assert "description" in read["entry"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client as McpClient
 from mcp import StdioServerParameters
@@ -85,10 +86,13 @@ def test_each_client_gets_its_own_file_and_format(
     path = home / relative
     written = json.loads(path.read_text())
     entry = written[key]["satchel"]
+    root = CLIENTS[client].workspace_root
+    who = ["--agent", "ada"] if root is None else ["--agent", "auto", "--person", "ada"]
+    where = [] if root is None else ["--project-root", root]
     assert entry == {
         **({"type": "stdio"} if typed else {}),
         "command": satchel_command()[0],
-        "args": [*satchel_command()[1:], "serve", "--agent", "ada", "--db", str(db)],
+        "args": [*satchel_command()[1:], "serve", *who, *where, "--db", str(db)],
     }
     assert list(written) == [key]
     assert f"Added the server 'satchel' to {CLIENTS[client].title}'s config {path}" in (
@@ -213,7 +217,8 @@ def test_agent_and_db_come_from_the_environment_like_the_other_commands(
     monkeypatch.setenv("SATCHEL_DB", str(tmp_path / "env.db"))
     ok("cursor")
     entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["satchel"]
-    assert entry["args"][-4:] == ["--agent", "bob", "--db", str(tmp_path / "env.db")]
+    assert entry["args"][-8:-4] == ["--agent", "auto", "--person", "bob"]
+    assert entry["args"][-2:] == ["--db", str(tmp_path / "env.db")]
 
 
 def test_an_unloadable_tools_target_is_refused_before_anything_is_written(home: Path) -> None:
@@ -264,7 +269,7 @@ def test_running_again_replaces_its_own_entry_and_says_so(home: Path) -> None:
 
     servers = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert list(servers) == ["satchel"]
-    assert servers["satchel"]["args"][-2:] == ["--agent", "bob"]
+    assert servers["satchel"]["args"][-4:-2] == ["--person", "bob"]
     assert "Replaced the server 'satchel'" in result.stdout
     assert len(backups(home / ".cursor" / "mcp.json")) == 1
 
@@ -386,7 +391,7 @@ def test_dry_run_prints_the_entry_and_the_file_and_writes_nothing(home: Path) ->
     result = ok("claude-code", "--agent", "ada", "--dry-run")
 
     printed = json.loads(result.stdout)
-    assert printed["mcpServers"]["satchel"]["args"][-3:] == ["serve", "--agent", "ada"]
+    assert printed["mcpServers"]["satchel"]["args"][-5:-2] == ["auto", "--person", "ada"]
     assert str(home / ".claude.json") in result.stderr
     assert "nothing written" in result.stderr
     assert list(home.iterdir()) == []
@@ -455,7 +460,84 @@ def test_editors_get_per_project_memory_by_default_and_claude_desktop_one_memory
         assert root is not None
         assert entry["args"][-5:] == ["serve", "--agent", "auto", "--project-root", root]
         assert "Each project gets its own memory" in result.stdout
-    again = ok(client.value, "--config", str(home / "c.json"), "--agent", "default")
+    again = ok(client.value, "--config", str(home / "c.json"), "--no-projects")
     entry = json.loads((home / "c.json").read_text())[CLIENTS[client].key]["satchel"]
-    assert entry["args"][-3:] == ["serve", "--agent", "default"]
+    assert entry["args"][-1:] == ["serve"]
     assert "Each project gets its own memory" not in again.stdout
+
+
+@pytest.mark.parametrize("client", list(Client))
+def test_every_client_gets_the_person_agent_names(home: Path, client: Client) -> None:
+    ok(client.value, "--config", str(home / "c.json"), "--agent", "me")
+    args = json.loads((home / "c.json").read_text())[CLIENTS[client].key]["satchel"]["args"]
+    if client is Client.CLAUDE_DESKTOP:
+        assert args[-3:] == ["serve", "--agent", "me"]
+    else:
+        root = CLIENTS[client].workspace_root
+        assert root is not None
+        assert args[-7:] == ["serve", "--agent", "auto", "--person", "me", "--project-root", root]
+    ok(client.value, "--config", str(home / "c.json"), "--agent", "me", "--no-projects")
+    args = json.loads((home / "c.json").read_text())[CLIENTS[client].key]["satchel"]["args"]
+    assert args[-3:] == ["serve", "--agent", "me"]
+
+
+def test_no_projects_with_agent_auto_is_one_error_line(home: Path) -> None:
+    one_error_line(install("cursor", "--agent", "auto", "--no-projects"), "--no-projects")
+
+
+def _roots(*folders: Path) -> Any:
+    async def callback(_context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(
+            roots=[types.Root(uri=p.as_uri(), name=p.name) for p in folders]  # type: ignore[arg-type]
+        )
+
+    return callback
+
+
+def _structured(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.is_error is not True, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def _human_of(session: McpClient) -> dict[str, Any]:
+    listed = _structured(await session.call_tool("context", {"operation": "list"}))
+    return {b["label"]: b for b in listed["blocks"] if b["label"].endswith("human")}
+
+
+@pytest.mark.anyio
+async def test_a_fact_told_through_claude_desktop_reaches_a_project_in_an_editor(
+    home: Path, tmp_path: Path
+) -> None:
+    db = str(tmp_path / "memory.db")
+    ok("claude-desktop", "--agent", "me", "--db", db)
+    ok("cursor", "--agent", "me", "--db", db)
+    desktop = _written_command(home / ".config/Claude/claude_desktop_config.json", "mcpServers")
+    cursor = _written_command(home / ".cursor/mcp.json", "mcpServers")
+    project = tmp_path / "app"
+    project.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def params(command: tuple[str, list[str]]) -> StdioServerParameters:
+        return StdioServerParameters(command=command[0], args=command[1], cwd=elsewhere)
+
+    with anyio.fail_after(STARTUP * 3):
+        async with McpClient(params(desktop)) as session:
+            told = {"operation": "append", "label": "human", "content": "Likes green tea."}
+            _structured(await session.call_tool("context", told))
+        async with McpClient(
+            params(cursor), mode="legacy", list_roots_callback=_roots(project)
+        ) as session:
+            in_project = await _human_of(session)
+            told = {"operation": "append", "label": "human", "content": "Uses tabs."}
+            _structured(await session.call_tool("context", told))
+            instructions = session.instructions or ""
+        async with McpClient(params(desktop)) as session:
+            on_desktop = await _human_of(session)
+
+    assert "Likes green tea." in in_project["me/human"]["value"]
+    assert in_project["me/human"]["shared_from"] == "me"
+    assert "Memory is per project" in instructions
+    assert "Likes green tea." in on_desktop["human"]["value"]
+    assert "Uses tabs." in on_desktop["human"]["value"]

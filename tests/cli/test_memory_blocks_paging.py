@@ -76,7 +76,7 @@ def test_a_listing_that_fits_one_page_has_no_footer(db: Path) -> None:
     result = run(db, "--kind", "core")
 
     assert result.exit_code == 0, result.output
-    assert "1 blocks of 'default'" in result.stdout
+    assert "1 block of 'default'" in result.stdout
     assert "showing" not in result.stdout
 
 

@@ -469,3 +469,14 @@ def test_a_refused_move_says_as_and_keeps_both_blocks(db: Path) -> None:
     one_error_line(in_context, 2, "not archival")
     assert seed(db, lambda s: s.get_block("default", "plans")).value == "Already here."
     assert seed(db, lambda s: s.get_block("default", "trip")).value == "Lisbon in May."
+
+
+def test_listings_count_one_block_and_one_hit_in_the_singular(db: Path) -> None:
+    ok(db, "set", "human", "Name: Ada. Likes green tea.")
+
+    listed = ok(db, "blocks")
+    ok(db, "archive", "human")
+    found = ok(db, "search", "green tea", "--domain", "archival_memory")
+
+    assert "1 block of 'default'" in listed.stdout
+    assert "1 hit for 'green tea'" in found.stdout

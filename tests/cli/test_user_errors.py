@@ -154,14 +154,32 @@ def test_deciding_a_request_twice_is_one_line_and_exit_2(db: Path) -> None:
     assert_one_line_error(run("approvals", "deny", request_id, "--db", str(db)))
 
 
-def test_approvals_list_shows_every_id_whole_on_a_narrow_terminal(db: Path) -> None:
+@pytest.mark.parametrize("columns", [80, 100])
+def test_approvals_list_is_readable_on_a_narrow_terminal(db: Path, columns: int) -> None:
     ids = pending_requests(db, "a.txt", "b.txt")
 
-    result = run("approvals", "list", "--db", str(db), env={"COLUMNS": "80"})
+    result = run("approvals", "list", "--db", str(db), env={"COLUMNS": str(columns)})
 
     assert result.exit_code == 0, result.output
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    assert lines[0] == "2 approval requests"
     for request_id in ids:
-        assert request_id in result.stdout
+        assert request_id in lines  # whole, alone on its line: copied with a double-click
+    assert all(len(line) <= columns for line in lines)
+    # no cell squeezed to a word or a few letters per line, as the 8-column table was
+    assert [line for line in lines if 0 < len(line.strip()) <= 12] == []
+    assert "  What: run tool 'remove'" in result.stdout
+    assert "  Why:  Run remove(path='a.txt')" in lines
+
+
+def test_approvals_list_is_a_table_on_a_wide_terminal(db: Path) -> None:
+    pending_requests(db, "a.txt")
+
+    result = run("approvals", "list", "--db", str(db), env={"COLUMNS": "200"})
+
+    assert "1 approval request" in result.stdout
+    assert "1 approval requests" not in result.stdout
+    assert "┃ Status" in result.stdout
 
 
 def test_approve_deny_and_show_take_a_unique_prefix_of_the_id(db: Path) -> None:
@@ -210,3 +228,35 @@ def test_a_folder_given_as_the_database_is_one_line(tmp_path: Path, command: lis
     result = run(*command, "--db", str(tmp_path))
 
     assert_one_line_error(result, "--db", "folder")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve"],
+        ["console"],
+        ["memory", "set", "human", "Name: Ada"],
+        ["memory", "append", "human", "Likes tea."],
+        ["approvals", "list"],
+        ["install", "cursor", "--dry-run"],
+    ],
+)
+def test_a_database_in_a_missing_folder_is_one_line_and_no_folder_is_made(
+    tmp_path: Path, command: list[str]
+) -> None:
+    missing = tmp_path / "typo" / "memory"
+
+    result = run(*command, "--db", str(missing / "satchel.db"), env={"HOME": str(tmp_path)})
+
+    assert_one_line_error(result, "--db", str(missing))
+    assert not (tmp_path / "typo").exists()
+
+
+def test_the_default_databases_folder_is_made_when_missing(tmp_path: Path) -> None:
+    data = tmp_path / "new-home" / "data"
+    env = {"XDG_DATA_HOME": str(data), "SATCHEL_DB": ""}
+
+    result = run("memory", "set", "human", "Name: Ada", env=env)
+
+    assert result.exit_code == 0, result.output
+    assert (data / "satchel" / "satchel.db").is_file()

@@ -66,7 +66,17 @@ def test_console_refuses_a_missing_database_an_empty_token_and_a_busy_port(db: P
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         port = str(busy.getsockname()[1])
-        assert "in use" in one_line_error(run("console", "--db", str(db), "--port", port))
+        line = one_line_error(run("console", "--db", str(db), "--port", port))
+    assert "in use" in line
+    assert "'--port'" in line
+    assert "--http" not in line  # console has no --http option
+    assert "satchel serve" not in line
+
+
+def test_console_on_a_host_that_does_not_resolve_names_host(db: Path) -> None:
+    line = one_line_error(run("console", "--db", str(db), "--host", "no-such-host.invalid"))
+    assert "'--host'" in line
+    assert "--http" not in line
 
 
 @pytest.fixture

@@ -64,20 +64,18 @@ def test_required_holds_operation_and_fields_every_operation_requires() -> None:
 
 def test_a_field_not_every_operation_requires_says_where_it_is_required() -> None:
     properties = _flat()["properties"]
-    assert properties["content"]["description"] == (
-        "Text to write. Required for operation 'write'."
-    )
-    assert properties["mode"]["description"] == "Optional for operation 'write'."
-    assert properties["limit"]["description"] == "Optional for operation 'read'."
+    assert properties["content"]["description"] == ("Text to write. Required for write.")
+    assert properties["mode"]["description"] == "Optional for write."
+    assert properties["limit"]["description"] == "Optional for read."
 
 
 def test_a_shared_field_with_different_schemas_becomes_any_of_of_each_form() -> None:
     path = _flat()["properties"]["path"]
     string_form, list_form = path["anyOf"]
     assert string_form["type"] == "string"
-    assert string_form["description"] == "File path. Form for operations 'read', 'write'."
+    assert string_form["description"] == "File path. Form for read, write."
     assert list_form["type"] == "array"
-    assert list_form["description"] == ("Paths to delete. Form for operations 'delete', 'remove'.")
+    assert list_form["description"] == ("Paths to delete. Form for delete, remove.")
 
 
 def test_a_field_required_only_somewhere_names_both_sides() -> None:
@@ -91,7 +89,7 @@ def test_a_field_required_only_somewhere_names_both_sides() -> None:
 
     flat = normalize(TypeAdapter(Annotated[A | B, Field(discriminator="operation")]).json_schema())
     x = flat["properties"]["x"]
-    assert x["description"] == "Required for operation 'a'; optional for operation 'b'."
+    assert x["description"] == "Required for a; optional for b."
     assert x["default"] == 0
     assert flat["required"] == ["operation"]
 

@@ -321,3 +321,25 @@ async def test_a_failing_notifier_does_not_stop_delivery(kit: Setup) -> None:
             await second.wait()
             tg.cancel_scope.cancel()
     assert sorted(seen) == ["First", "Second"]
+
+
+async def test_counts_in_messages_agree_with_their_number(kit: Setup) -> None:
+    await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Stretch", "when": "in 2 hours"}
+    )
+    one = await kit.ok("schedule_reminder", {"operation": "list"})
+    made = await kit.ok("track_task", {"operation": "create", "title": "Expenses"})
+    task_id = made.tasks[0].id
+    one_task = await kit.ok("track_task", {"operation": "list"})
+    one_step = await kit.ok(
+        "track_task", {"operation": "break_down", "task_id": task_id, "steps": ["Receipts"]}
+    )
+    await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Walk", "when": "in 3 hours"}
+    )
+    two = await kit.ok("schedule_reminder", {"operation": "list"})
+
+    assert one.message.startswith("1 reminder, ")
+    assert one_task.message == "1 task."
+    assert one_step.message == f"Task {task_id} now has 1 step."
+    assert two.message.startswith("2 reminders, ")

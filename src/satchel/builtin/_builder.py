@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from satchel._errors import SatchelUsageError
 from satchel.builtin._context import ContextTool
+from satchel.builtin._lean import with_lean_schemas
 from satchel.builtin._messaging import MessageRouter
 from satchel.builtin._model_progress import with_model_progress
 from satchel.builtin._recall import RecallTool
@@ -148,7 +149,7 @@ class BuiltinTools:
                         details={"tool": name, "replacement": item.spec.name},
                     )
                 continue
-            tool = self._make(name, store, router)
+            tool = with_lean_schemas(self._make(name, store, router))
             if isinstance(embedder, LazyEmbedder):
                 tool = with_model_progress(tool, embedder)
             staged.register(tool)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, TypeGuard
 
+from satchel._counts import counted
 from satchel.builtin._block_moves import archive_into, copy_entry, load_copy, swap_in_steps
 from satchel.builtin._context_ops import (
     ContextAppend,
@@ -68,16 +69,9 @@ class ContextTool(Tool[ContextOperation, ContextOutput], ContextSteps):
 
     name = "context"
     description = (
-        "Edit your in-context memory: core blocks (always shown to you) and working blocks "
-        "(loaded from archival memory). Use it to keep what you know about the user, the "
-        "task and yourself accurate and current.\n\n"
-        "Operations: append adds a line; replace swaps one exact passage (it must occur "
-        "exactly once); create makes a new block; set overwrites a whole block (creating "
-        "it if needed) and returns the old value; archive moves a block to archival "
-        "memory; load brings an archival block into context (with target_label, a copy "
-        "under a new label, keeping the entry); swap does both at once; "
-        "list shows every in-context block. Blocks have character limits: when a write "
-        "would exceed one, summarise the block or archive part of it first."
+        "Edit your core (always shown) and working (loaded) memory blocks: keep what you "
+        "know about the user, the task and yourself current. A write over a block's "
+        "limit is refused: summarise or archive part of it first."
     )
     summary = "Edit core and working memory blocks."
     usage_rule = (
@@ -130,7 +124,9 @@ class ContextTool(Tool[ContextOperation, ContextOutput], ContextSteps):
                 block = await checked(
                     self.store.append_to_block(agent, params.label, params.content, origin=origin)
                 )
-                return done(f"Appended {len(params.content)} characters to {{}}", block, agent)
+                return done(
+                    f"Appended {counted(len(params.content), 'character')} to {{}}", block, agent
+                )
             case ContextReplace():
                 return await self._replace(agent, params, origin)
             case ContextCreate():

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from satchel.builtin._views import BlockInfo, Label
+from satchel.builtin._views import BlockInfo, BlockWritten, Label
 
 __all__ = [
     "ContextAppend",
@@ -35,10 +35,11 @@ _TEXT = AliasChoices("content", "value")
 _VALUE = AliasChoices("value", "content")
 _OLD = AliasChoices("old", "old_content", "old_str")
 _NEW = AliasChoices("new", "new_content", "new_str")
+_ABOUT = "What the block is for (set: omit to keep it)."
 
 
 class ContextAppend(_Op):
-    """Add content at the end of a block, on a new line."""
+    """Add a line to a block."""
 
     operation: Literal["append"]
     label: Label
@@ -46,44 +47,41 @@ class ContextAppend(_Op):
 
 
 class ContextReplace(_Op):
-    """Replace one exact passage of a block; the old text must occur exactly once."""
+    """Replace text that occurs exactly once."""
 
     operation: Literal["replace"]
     label: Label
     old: str = Field(
         min_length=1,
         validation_alias=_OLD,
-        description="The exact passage to replace; it must occur once.",
+        description="The exact text to replace.",
     )
     new: str = Field(
         validation_alias=_NEW,
-        description="The text to put in its place (empty to delete the passage).",
+        description="Its replacement (empty deletes it).",
     )
 
 
 class ContextCreate(_Op):
-    """Create a new block in your context; fails if the label is taken."""
+    """New block; fails if the label exists."""
 
     operation: Literal["create"]
     label: Label
-    value: str = Field(validation_alias=_VALUE, description="The new block's text.")
-    description: str = Field(default="", description="What the block is for.")
+    value: str = Field(validation_alias=_VALUE, description="The full text.")
+    description: str | None = Field(default=None, description=_ABOUT)
 
 
 class ContextSet(_Op):
-    """Overwrite a block's whole value (creating the block if needed); returns the old
-    value."""
+    """Overwrite or create a block; returns the old value."""
 
     operation: Literal["set"]
     label: Label
-    value: str = Field(validation_alias=_VALUE, description="The block's new full text.")
-    description: str | None = Field(
-        default=None, description="What the block is for; leave out to keep the current one."
-    )
+    value: str = Field(validation_alias=_VALUE, description="The full text.")
+    description: str | None = Field(default=None, description=_ABOUT)
 
 
 class ContextArchive(_Op):
-    """Move a block out of your context into archival memory (it stays searchable)."""
+    """Move a block to archival memory (searchable)."""
 
     operation: Literal["archive"]
     label: Label
@@ -91,15 +89,12 @@ class ContextArchive(_Op):
         default=None,
         min_length=1,
         max_length=300,
-        description="Save the block's text into this archival entry instead (created, or "
-        "overwritten if it exists) and remove the block; removing needs admin. Leave out "
-        "to archive the block itself.",
+        description="Archive into this entry, deleting the block (needs admin).",
     )
 
 
 class ContextLoad(_Op):
-    """Load an archival block into your context as working memory. An entry search
-    shows as person/label (the person's, seen from a project) loads as a copy."""
+    """Load an archival entry into context (owner/label: a copy)."""
 
     operation: Literal["load"]
     label: Label
@@ -107,38 +102,32 @@ class ContextLoad(_Op):
         default=None,
         min_length=1,
         max_length=300,
-        description="Load a copy as a new working block with this label and keep the "
-        "archival entry. Leave out to move the entry itself into working memory.",
+        description="Load a copy under this label.",
     )
 
 
 class ContextSwap(_Op):
-    """Archive one block and load another in a single step: both happen or neither."""
+    """Archive one block, load another, atomically."""
 
     operation: Literal["swap"]
-    archive_label: str = Field(
-        min_length=1, max_length=300, description="The block to move out of context."
-    )
-    load_label: str = Field(
-        min_length=1, max_length=300, description="The archival block to load into context."
-    )
+    archive_label: str = Field(min_length=1, max_length=300, description="The block to archive.")
+    load_label: str = Field(min_length=1, max_length=300, description="The archival entry to load.")
     archive_target: str | None = Field(
         default=None,
         min_length=1,
         max_length=300,
-        description="As archive's target_label: save into this archival entry and remove "
-        "the block (needs admin).",
+        description="As archive's target_label.",
     )
     load_target: str | None = Field(
         default=None,
         min_length=1,
         max_length=300,
-        description="As load's target_label: load a copy under this new label.",
+        description="As load's target_label.",
     )
 
 
 class ContextList(_Op):
-    """List your core and working blocks: labels, sizes and limits, then their values."""
+    """Show your core and working blocks."""
 
     operation: Literal["list"]
 
@@ -161,8 +150,8 @@ class ContextOutput(BaseModel):
     """What a ``context`` operation did."""
 
     message: str = Field(description="One sentence saying what happened.")
-    block: BlockInfo | None = Field(
-        default=None, description="The block written or moved, as it is now."
+    block: BlockWritten | None = Field(
+        default=None, description="The block written or moved: size, limit, version."
     )
     previous_value: str | None = Field(
         default=None, description="set: the value before the write (absent if newly created)."

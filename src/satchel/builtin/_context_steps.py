@@ -18,7 +18,7 @@ from satchel._errors import (
     VersionConflictError,
 )
 from satchel.builtin._context_ops import ContextCreate, ContextOutput, ContextReplace, ContextSet
-from satchel.builtin._views import block_info, checked
+from satchel.builtin._views import block_written, checked
 from satchel.memory import Block, BlockKind, MemoryStore, RequestOrigin
 
 __all__ = ["ContextSteps", "done"]
@@ -70,12 +70,14 @@ class ContextSteps:
         return ContextOutput(
             message=f"Created the {created.kind.value} block "
             f"{created.address_for(agent)!r} with {created.chars} characters.",
-            block=block_info(created, agent),
+            block=block_written(created, agent),
         )
 
     async def _create(self, agent: str, params: ContextCreate) -> ContextOutput:
         try:
-            return await self._new_block(agent, params.label, params.value, params.description)
+            return await self._new_block(
+                agent, params.label, params.value, params.description or ""
+            )
         except AlreadyExistsError as exc:
             raise ToolRetry(
                 f"Block {params.label!r} already exists. Use append or replace to change "
@@ -109,8 +111,8 @@ class ContextSteps:
                 continue  # written or deleted meanwhile: read again
             return ContextOutput(
                 message=f"Set {after.address_for(agent)!r} to {after.chars} characters "
-                f"(it had {before.chars}).",
-                block=block_info(after, agent),
+                f"(it had {before.chars}; version {after.version}).",
+                block=block_written(after, agent),
                 previous_value=before.value,
             )
         raise VersionConflictError(
@@ -142,6 +144,6 @@ def done(template: str, block: Block, agent: str) -> ContextOutput:
     limit = f" of {block.char_limit}" if block.char_limit is not None else ""
     what = template.format(repr(block.address_for(agent)))
     return ContextOutput(
-        message=f"{what}; it has {block.chars}{limit} characters.",
-        block=block_info(block, agent),
+        message=f"{what}; it has {block.chars}{limit} characters (version {block.version}).",
+        block=block_written(block, agent),
     )

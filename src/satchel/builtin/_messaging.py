@@ -61,7 +61,7 @@ class UserTarget(_Target):
 
 
 class AgentTarget(_Target):
-    """Another agent; the message lands in its conversation."""
+    """Another agent (into its conversation)."""
 
     type: Literal["agent"]
     id: str = Field(min_length=1, max_length=128, description="The agent's id.")

@@ -9,9 +9,10 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from satchel._counts import counted
 from satchel._errors import AlreadyExistsError, NotFoundError, PermissionDeniedError, ToolRetry
 from satchel.builtin._lookup import find_readable, persons_by_name
-from satchel.builtin._views import BlockInfo, block_info, checked
+from satchel.builtin._views import BlockInfo, BlockWritten, block_info, block_written, checked
 from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
 
@@ -33,19 +34,17 @@ class _Op(BaseModel):
 
 
 class RecallInsert(_Op):
-    """Store a new archival entry. Returns its label."""
+    """Store a new entry; returns its label."""
 
     operation: Literal["insert"]
-    content: str = Field(min_length=1, description="The text to store.")
+    content: str = Field(min_length=1, description="The text to store or add.")
     label: str | None = Field(
         default=None,
         min_length=1,
         max_length=128,
-        description="A label for the entry; leave out for archival_<timestamp>.",
+        description="Its label (default archival_<timestamp>).",
     )
-    tags: list[str] | None = Field(
-        default=None, description="Tags to find the entry by (search filters accept them)."
-    )
+    tags: list[str] | None = Field(default=None, description="Tags for search filters.")
 
 
 _LabelOrId = Annotated[
@@ -54,30 +53,29 @@ _LabelOrId = Annotated[
         min_length=1,
         max_length=300,
         validation_alias=AliasChoices("label", "id"),
-        description="The entry's label as search shows it (owner/label for another "
-        "agent's), or its id from a search result. A label is tried first.",
+        description="The entry's label as search shows it, or its id.",
     ),
 ]
 """An entry named by its label or its id (see :mod:`satchel.builtin._lookup`)."""
 
 
 class RecallAppend(_Op):
-    """Add content at the end of an archival entry, on a new line."""
+    """Add a line at the end of an entry."""
 
     operation: Literal["append"]
     label: _LabelOrId
-    content: str = Field(min_length=1, description="The text to add.")
+    content: str = Field(min_length=1, description="The text to store or add.")
 
 
 class RecallRead(_Op):
-    """Read an entry's full text by its label or its id."""
+    """Return an entry's full text."""
 
     operation: Literal["read"]
     label: _LabelOrId
 
 
 class RecallDelete(_Op):
-    """Delete an archival entry for good."""
+    """Delete an entry for good."""
 
     operation: Literal["delete"]
     label: _LabelOrId
@@ -93,7 +91,10 @@ class RecallOutput(BaseModel):
     """What a ``recall`` operation did."""
 
     message: str = Field(description="One sentence saying what happened.")
-    entry: BlockInfo = Field(description="The entry (with its full text for read).")
+    entry: BlockInfo | BlockWritten = Field(
+        description="The entry: in full for read and delete, its size and version after "
+        "insert and append."
+    )
 
 
 class RecallTool(Tool[RecallOperation, RecallOutput]):
@@ -119,14 +120,8 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
 
     name = "recall"
     description = (
-        "Your archival memory: a long-term store outside your context, for facts, notes "
-        "and documents you may need later. Find entries with the search tool (domain "
-        "archival_memory); its results give each entry's label and id, and either names "
-        "the entry here.\n\n"
-        "Operations: insert stores new content (optionally with a label and tags); append "
-        "adds to an entry; read returns an entry's full text; delete "
-        "removes an entry for good. To bring an entry into your context, use the context "
-        "tool's load."
+        "Your archival memory: long-term storage outside your context. A search result's "
+        "label or id names an entry here; context load brings one into context."
     )
     summary = "Store, read, extend and delete archival memory entries."
     usage_rule = (
@@ -164,8 +159,8 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
             case RecallInsert():
                 block = await self._insert(agent, params)
                 return RecallOutput(
-                    message=f"Stored {block.chars} characters as {block.label!r}.",
-                    entry=block_info(block, agent),
+                    message=f"Stored {counted(block.chars, 'character')} as {block.label!r}.",
+                    entry=block_written(block, agent),
                 )
             case RecallAppend():
                 entry = await self._archival(agent, params.label, "append to")
@@ -175,9 +170,10 @@ class RecallTool(Tool[RecallOperation, RecallOutput]):
                     )
                 )
                 return RecallOutput(
-                    message=f"Appended {len(params.content)} characters to "
-                    f"{block.address_for(agent)!r} (now {block.chars}).",
-                    entry=block_info(block, agent),
+                    message=f"Appended {counted(len(params.content), 'character')} to "
+                    f"{block.address_for(agent)!r} (now {block.chars}, version "
+                    f"{block.version}).",
+                    entry=block_written(block, agent),
                 )
             case RecallRead():
                 block = await find_readable(self.store, agent, params.label, self.global_agent)

@@ -127,15 +127,12 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
 
     name = "search"
     description = (
-        "Search your long-term memory: archival entries, past conversation messages and "
-        "lines of core and working blocks. Matches by meaning and by words, best first, "
-        "and returns each result's full text and label, so you can quote it, read it "
-        "with recall, or load it with context. Skips this turn and tool traffic; says "
-        "when nothing matches.\n\n"
-        "Filter by role (conversations), time range (start_time, end_time: ISO dates or "
-        "words like 'yesterday'), tags, or labels."
+        "Search your long-term memory (archival entries, past conversations, lines of "
+        "core and working blocks) by meaning and words, best first. Each result has its "
+        "full text, label and id: quote it, open it with recall, or load it with context. "
+        "Skips this turn and tool traffic; says when nothing matches."
     )
-    summary = "Search archival memory and past conversations."
+    summary = "Search archival memory, past conversations and core memory lines."
     usage_rule = (
         "Search memory before saying you do not know something the user may have told you before."
     )

@@ -53,7 +53,7 @@ class SendMessageInput(BaseModel):
     )
     content: str = Field(min_length=1, max_length=100_000, description="The message text.")
     metadata: dict[str, Any] | None = Field(
-        default=None, description="Optional JSON data delivered with the message."
+        default=None, description="Optional JSON data sent with it."
     )
 
     @field_validator("metadata")
@@ -131,12 +131,12 @@ def send_message_input(
 
 def _description(target_types: Sequence[str]) -> str:
     channels = [_CHANNEL_WORDS[t] for t in target_types if t in _CHANNEL_WORDS]
-    where = "to the user you are talking with, to another agent or a group of agents"
+    where = "the user you are talking with, another agent or a group"
     if channels:
-        where += f", or to a channel ({', '.join(channels)})"
+        where += f", or a channel ({', '.join(channels)})"
     return (
-        f"Send a message: {where}. This is how you answer; sending ends your turn, so put "
-        "everything you want to say in one message."
+        f"Send a message to {where}. This is how you answer; it ends your turn, so say "
+        "everything in one message."
     )
 
 
@@ -165,10 +165,9 @@ class SendMessageTool(Tool[SendMessageInput, SendMessageOutput]):
 
     name = "send_message"
     description = (
-        "Send a message: to the user you are talking with, to another agent or a group "
-        "of agents, or to a channel (a Discord channel, a Bluesky mention, a webhook). "
-        "This is how you answer; sending ends your turn, so put everything you want to "
-        "say in one message."
+        "Send a message to the user you are talking with, another agent or a group, or a "
+        "channel (a Discord channel, a Bluesky mention, a webhook). This is how you "
+        "answer; it ends your turn, so say everything in one message."
     )
     summary = "Send a message to the user, an agent, a group or a channel."
     usage_rule = "When send_message is called, the turn ends."

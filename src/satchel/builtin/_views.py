@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from satchel._errors import ToolRetry
 from satchel.memory import Block
 
-__all__ = ["BlockInfo", "Label", "block_info", "checked"]
+__all__ = ["BlockInfo", "BlockWritten", "Label", "block_info", "block_written", "checked"]
 
 _T = TypeVar("_T")
 
@@ -22,10 +22,7 @@ Label = Annotated[
     Field(
         min_length=1,
         max_length=300,
-        description=(
-            "The block's label, exactly as shown in your memory (a block another agent "
-            "shared with you may be written owner/label)."
-        ),
+        description=("The block's label as shown in memory (owner/label if shared with you)."),
     ),
 ]
 """A block label as the built-in tools accept it."""
@@ -52,6 +49,38 @@ class BlockInfo(BaseModel):
     created_at: datetime = Field(description="When it was created (UTC).")
     updated_at: datetime = Field(description="When it was last written (UTC).")
     value: str | None = Field(default=None, description="The full text, when included.")
+
+
+class BlockWritten(BaseModel):
+    """A block as a write left it: where it stands, without its description, tags and
+    times (a write result repeats nothing the model already has: an append of a line
+    once came back with the block's whole description)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str = Field(description="How you address the block.")
+    kind: Literal["core", "working", "archival"] = Field(description="Where it is now.")
+    chars: int = Field(description="Length of the value in characters.")
+    char_limit: int | None = Field(description="The most characters it may hold, if limited.")
+    permission: str = Field(description="What you may do with it.")
+    version: int = Field(description="Its version after the write.")
+    shared_from: str | None = Field(
+        default=None, description="The agent that owns it and shared it with you, if any."
+    )
+
+
+def block_written(block: Block, agent: str) -> BlockWritten:
+    """The short account of ``block`` after a write, as ``agent`` sees it."""
+    shared = block.agent != agent
+    return BlockWritten(
+        label=block.address_for(agent),
+        kind=block.kind.value,
+        chars=block.chars,
+        char_limit=block.char_limit,
+        permission=block.shares.get(agent, block.permission) if shared else block.permission,
+        version=block.version,
+        shared_from=block.agent if shared else None,
+    )
 
 
 def block_info(block: Block, agent: str, *, with_value: bool = False) -> BlockInfo:

@@ -12,13 +12,16 @@ every command to one agent's requests: ``list`` shows only those, and ``show``,
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, TypeVar
 
 import anyio
 import typer
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
 from satchel.cli._store import DbOption, resolve_db_location
@@ -190,7 +193,11 @@ def list_requests(
     if not requests:
         console.print("No pending approval requests." if not all_ else "No approval requests.")
         return
-    table = Table(title=f"{len(requests)} approval request(s)")
+    title = f"{len(requests)} approval request{'' if len(requests) == 1 else 's'}"
+    if console.width < _TABLE_WIDTH:
+        console.print(_narrow(title, requests))
+        return
+    table = Table(title=title)
     # The id is what `approve` takes: it is never cut short, the other columns wrap.
     table.add_column("ID", no_wrap=True, min_width=max(len(r.id) for r in requests))
     for column in ("Status", "Agent", "From", "What", "Reason", "Asked", "Expires"):
@@ -204,9 +211,33 @@ def list_requests(
             r.scope.describe(),
             r.reason,
             _ago(r.created_at),
-            _ago(r.expires_at) if r.status == "pending" else "-",
+            _expires(r),
         )
     console.print(table)
+
+
+_TABLE_WIDTH = 120
+"""Below this many columns the eight columns of the table wrap to a word per line, so
+each request is printed as a short paragraph instead."""
+
+
+def _expires(request: ApprovalRequest) -> str:
+    return _ago(request.expires_at) if request.status == "pending" else "-"
+
+
+def _narrow(title: str, requests: Sequence[ApprovalRequest]) -> Group:
+    """Each request as a paragraph: the whole id first on its own line (to copy), then
+    its facts, what it would do and why, indented; long text wraps at word ends."""
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for r in requests:
+        facts = f"{r.status} · agent {r.agent} · from {r.origin} · asked {_ago(r.created_at)}"
+        if r.status == "pending":
+            facts += f" · expires {_expires(r)}"
+        parts.append(Text(""))
+        parts.append(Text(r.id, style="bold cyan", no_wrap=True, overflow="ignore"))
+        for line in (facts, f"What: {r.scope.describe()}", f"Why:  {r.reason}"):
+            parts.append(Padding(Text(line), (0, 0, 0, 2)))
+    return Group(*parts)
 
 
 @app.command("show")

@@ -67,7 +67,7 @@ def console(
     # first use, so a newcomer's first `satchel console` shows a memory, not an error.
     where = resolve_db_location(db, must_exist=db is not None)
     fresh = isinstance(where, Path) and not where.exists()
-    loopback = is_loopback(host)
+    loopback = is_loopback(host, hint="'--host'")
     if token is None and not loopback:
         raise typer.BadParameter(
             f"{host} is not a loopback address: anyone who can reach it could read and "
@@ -82,7 +82,7 @@ def console(
         allow_unauthenticated=False,
         loopback=loopback,
     )
-    check_listen(host, port)
+    check_listen(host, port, host_hint="'--host'", port_hint="'--port'")
     try:
         anyio.run(_run, str(where), fresh, agent, host, port, token)
     except KeyboardInterrupt:

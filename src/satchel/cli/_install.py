@@ -52,6 +52,8 @@ import typer
 
 from satchel.cli._common import load_registry
 from satchel.cli._json_config import merge_server, read_config, remove_server, write_config
+from satchel.cli._serve import AUTO_AGENT
+from satchel.cli._store import resolve_db_location
 
 __all__ = [
     "CLIENTS",
@@ -90,7 +92,8 @@ class ClientFormat:
     """What to do after the file changed."""
     workspaces: bool = False
     """Whether the client is an editor that shares its workspace roots: ``serve`` then
-    gets ``--agent auto`` (per-project memory) unless ``--agent`` says otherwise."""
+    gets ``--agent auto --person NAME`` (per-project memory around the person ``--agent``
+    names) unless ``--no-projects``."""
     workspace_root: str | None = None
     """What ``serve --project-root`` gets with ``--agent auto``, for connections that
     cannot be asked for roots: the editor's own variable for the open folder, or ``.``
@@ -247,6 +250,7 @@ def _absolute_db(db: str) -> str:
 def serve_args(
     *,
     agent: str | None = None,
+    person: str | None = None,
     db: str | None = None,
     tools: Sequence[str] = (),
     lazy: bool = False,
@@ -257,6 +261,8 @@ def serve_args(
     args = ["serve"]
     if agent is not None:
         args += ["--agent", agent]
+    if person is not None:
+        args += ["--person", person]
     if project_root is not None:
         args += ["--project-root", project_root]
     if db is not None:
@@ -315,11 +321,19 @@ def install(
         typer.Option(
             "--agent",
             envvar="SATCHEL_AGENT",
-            help="Pass --agent to serve: the agent whose memory the client uses. Default: "
-            "'auto' (the open project's memory) for editors (cursor, claude-code, vscode), "
-            "serve's own for claude-desktop.",
+            help="The person whose memory the client uses, the same name for every client: "
+            "claude-desktop gets `serve --agent NAME`, the editors (cursor, claude-code, "
+            "vscode) `serve --agent auto --person NAME` (each project's own memory, with "
+            "NAME's human and persona shared in). Default: serve's own ('default').",
         ),
     ] = None,
+    no_projects: Annotated[
+        bool,
+        typer.Option(
+            "--no-projects",
+            help="Give an editor the person's memory itself, not a memory per project.",
+        ),
+    ] = False,
     db: Annotated[
         str | None,
         typer.Option(
@@ -359,6 +373,13 @@ def install(
     _check_name(name)
     if agent is not None and not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+    if no_projects and agent == AUTO_AGENT:
+        raise typer.BadParameter(
+            "--agent auto is the memory per project that --no-projects turns off.",
+            param_hint="'--no-projects'",
+        )
+    if db is not None:
+        resolve_db_location(db, must_exist=False)  # serve would refuse it in the client
     for target in tools or ():
         load_registry(target)  # a typo fails here, not silently inside the client
     fmt = CLIENTS[client]
@@ -385,15 +406,25 @@ def install(
             "up; for a lasting setup run `uv tool install satchel`, then install again.",
             err=True,
         )
-    per_project = agent is None and fmt.workspaces
-    if per_project:
-        agent = "auto"
+    per_project = fmt.workspaces and not no_projects
+    person: str | None = None
+    if per_project and agent != AUTO_AGENT:
+        # the editor's projects share in the same person every other client is given
+        person, agent = agent, AUTO_AGENT
+    per_project = agent == AUTO_AGENT
     root = fmt.workspace_root if per_project else None
     entry = server_entry(
         client,
         [
             *command,
-            *serve_args(agent=agent, db=db, tools=tools or (), lazy=lazy, project_root=root),
+            *serve_args(
+                agent=agent,
+                person=person,
+                db=db,
+                tools=tools or (),
+                lazy=lazy,
+                project_root=root,
+            ),
         ],
     )
     updated, previous = merge_server(current, fmt.key, name, entry, path=path)
@@ -415,8 +446,9 @@ def install(
     typer.echo(f"  {shlex.join([entry['command'], *entry['args']])}")
     if per_project:
         typer.echo(
-            "Each project gets its own memory, with your 'human' and 'persona' blocks shared "
-            "into all of them (--agent default for one memory everywhere)."
+            f"Each project gets its own memory, with the 'human' and 'persona' blocks of "
+            f"{person or 'default'!r} shared into all of them (--no-projects for one memory "
+            "everywhere)."
         )
     if backup is not None:
         typer.echo(f"The old file is at {backup}.")

@@ -29,20 +29,25 @@ TOKEN_ENV = "SATCHEL_TOKEN"
 _HINT = "'--http'"
 
 
-def _addresses(host: str) -> list[str]:
+def _addresses(host: str, hint: str) -> list[str]:
     try:
         infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
         raise typer.BadParameter(
             f"cannot resolve the host {host!r}: {getattr(exc, 'strerror', None) or exc}.",
-            param_hint=_HINT,
+            param_hint=hint,
         ) from None
     return [str(info[4][0]) for info in infos]
 
 
-def is_loopback(host: str) -> bool:
+def is_loopback(host: str, *, hint: str = _HINT) -> bool:
     """Whether ``host`` is only ever this machine: a loopback address, or a name whose
     every address is one (``localhost``).
+
+    Args:
+        host: The host name or address.
+        hint: The option named in the error (``serve``'s ``--http``, ``console``'s
+            ``--host``).
 
     Raises:
         typer.BadParameter: ``host`` is a name that does not resolve.
@@ -51,7 +56,7 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         pass
-    return all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in _addresses(host))
+    return all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in _addresses(host, hint))
 
 
 def listen_problem(exc: OSError, host: str, port: int) -> str:
@@ -60,8 +65,8 @@ def listen_problem(exc: OSError, host: str, port: int) -> str:
         return f"cannot resolve the host {host!r}: {exc.strerror or exc}."
     if exc.errno == errno.EADDRINUSE:
         return (
-            f"port {port} on {host} is in use (another `satchel serve`?); pick another "
-            "port, or 0 for any free one."
+            f"port {port} on {host} is in use (another satchel?); pick another port, or 0 "
+            "for any free one."
         )
     if exc.errno == errno.EADDRNOTAVAIL:
         return f"{host} is not an address of this machine, so satchel cannot listen on it."
@@ -70,9 +75,17 @@ def listen_problem(exc: OSError, host: str, port: int) -> str:
     return f"cannot listen on {host}:{port}: {exc.strerror or exc}."
 
 
-def check_listen(host: str, port: int) -> None:
+def check_listen(host: str, port: int, *, host_hint: str = _HINT, port_hint: str = _HINT) -> None:
     """Bind ``host:port`` the way the server will, then let it go, so a busy port or a
     foreign address fails at once with one line rather than after the store opened.
+
+    Args:
+        host: The address to listen on.
+        port: The port.
+        host_hint: The option that gave ``host``, named when the host is the problem.
+        port_hint: The option that gave ``port``, named when the port is (busy, or
+            privileged); ``serve`` gives both as ``--http``, ``console`` has ``--host``
+            and ``--port``.
 
     Raises:
         typer.BadParameter: the host does not resolve or the port cannot be listened on.
@@ -86,7 +99,10 @@ def check_listen(host: str, port: int) -> None:
     except (OSError, UnicodeError) as exc:
         if isinstance(exc, UnicodeError):
             exc = socket.gaierror(socket.EAI_NONAME, str(exc))
-        raise typer.BadParameter(listen_problem(exc, host, port), param_hint=_HINT) from None
+        port_problem = exc.errno in (errno.EADDRINUSE, errno.EACCES)
+        raise typer.BadParameter(
+            listen_problem(exc, host, port), param_hint=port_hint if port_problem else host_hint
+        ) from None
 
 
 def typed_on_command_line(ctx: typer.Context, name: str) -> bool:

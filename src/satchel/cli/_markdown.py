@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import typer
 
+from satchel._counts import counted
 from satchel.cli._common import echo_json, stderr_console
 from satchel.cli._store import open_store
 from satchel.memory import MarkdownReport, export_markdown, import_markdown
@@ -27,7 +28,7 @@ def export_folder(db: str | None, agent: str, folder: Path) -> None:
             await store.close()
 
     done = anyio.run(work)
-    stderr_console().print(f"Exported {len(done.written)} blocks to {folder}.")
+    stderr_console().print(f"Exported {counted(len(done.written), 'block')} to {folder}.")
 
 
 def import_folder(db: str | None, agent: str, folder: Path, *, as_json: bool) -> None:

@@ -27,6 +27,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from satchel._counts import counted
 from satchel._errors import (
     AlreadyExistsError,
     NotFoundError,
@@ -38,6 +39,7 @@ from satchel.cli import _agents
 from satchel.cli._agents import AgentOption, TemplateOption, as_agent
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
 from satchel.cli._memory_blocks import blocks, level_of, size_text
+from satchel.cli._memory_merge import merge
 from satchel.cli._memory_transfer import export, import_, mirror, reembed
 from satchel.cli._store import DbOption, open_store, run_on_store
 from satchel.memory import (
@@ -406,7 +408,7 @@ def search(
         return
     if not any(is_relevant(h) for h in hits):
         console.print(Text(f"Nothing in memory matches {query!r}; the closest entries:"))
-    table = Table(title=f"{len(hits)} hits for {query!r}", title_justify="left")
+    table = Table(title=f"{counted(len(hits), 'hit')} for {query!r}", title_justify="left")
     table.add_column("#", justify="right")
     table.add_column("Where", no_wrap=True)
     table.add_column("When", no_wrap=True)
@@ -437,3 +439,4 @@ app.command("export")(export)
 app.command("import")(import_)
 app.command("mirror")(mirror)
 app.command("reembed")(reembed)
+app.command("merge")(merge)

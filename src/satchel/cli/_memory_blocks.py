@@ -17,6 +17,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from satchel._counts import counted
 from satchel._errors import InvalidInputError
 from satchel.cli import _agents
 from satchel.cli._agents import AgentOption
@@ -49,7 +50,7 @@ def level_of(block: Block, agent: str) -> Permission:
 
 
 def _blocks_table(found: Sequence[Block], agent: str, total: int) -> Table:
-    table = Table(title=f"{total} blocks of {agent!r}", title_justify="left")
+    table = Table(title=f"{counted(total, 'block')} of {agent!r}", title_justify="left")
     table.add_column("Label", style="bold", no_wrap=True)
     table.add_column("Kind")
     table.add_column("Chars", justify="right")

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from satchel._counts import counted
 from satchel.cli._agents import AgentOption
 from satchel.cli._backup import (
     check_export,
@@ -87,7 +88,7 @@ def export(
             lambda s: write_export(s, whose, out), open_store(db, create=False, embed=False)
         )
     if file is not None:
-        stderr_console().print(f"Exported {count} records to {file}.")
+        stderr_console().print(f"Exported {counted(count, 'record')} to {file}.")
 
 
 def import_(
@@ -130,7 +131,9 @@ def import_(
         echo_json(report.model_dump())
         return
     skipped = f" ({report.skipped} skipped: stored already)" if report.skipped else ""
-    stderr_console().print(f"Imported {report.blocks + report.messages} records{skipped}.")
+    stderr_console().print(
+        f"Imported {counted(report.blocks + report.messages, 'record')}{skipped}."
+    )
 
 
 def mirror(
@@ -155,7 +158,7 @@ def reembed(db: DbOption = None) -> None:
     """Embed every block and message again with the local model (after a model change,
     or to fill in missing vectors), with a progress bar."""
     done = run_on_store(_reembed, open_store(db, create=False))
-    stderr_console().print(f"Embedded {done} texts.")
+    stderr_console().print(f"Embedded {counted(done, 'text')}.")
 
 
 async def _reembed(store: MemoryStore) -> int:

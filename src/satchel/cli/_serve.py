@@ -167,7 +167,7 @@ class ServeOptions:
     @property
     def person(self) -> str:
         """The agent used when no project decides: ``--agent``, or with ``auto`` the
-        ``--global-agent``."""
+        ``--person``."""
         return self.global_agent if self.per_project else self.agent
 
 

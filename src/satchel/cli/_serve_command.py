@@ -127,16 +127,19 @@ def serve(
             "--agent",
             envvar="SATCHEL_AGENT",
             help="The agent whose memory is used; 'auto': the project the client has open "
-            "(from its workspace roots), else --global-agent.",
+            "(from its workspace roots), with --person's own blocks shared in.",
         ),
     ] = "default",
     global_agent: Annotated[
         str,
         typer.Option(
+            "--person",
             "--global-agent",
-            envvar="SATCHEL_GLOBAL_AGENT",
-            help="With --agent auto: the person's own memory, used without roots; its "
-            "--global blocks are shared into every project.",
+            metavar="NAME",
+            envvar=["SATCHEL_PERSON", "SATCHEL_GLOBAL_AGENT"],
+            help="With --agent auto: the person's own agent (what `--agent NAME` names "
+            "elsewhere), used without roots; its --global blocks are shared into every "
+            "project.",
         ),
     ] = "default",
     global_label: Annotated[
@@ -144,7 +147,7 @@ def serve(
         typer.Option(
             "--global",
             metavar="LABEL",
-            help="With --agent auto: a block of --global-agent shared into every project "
+            help="With --agent auto: a block of --person shared into every project "
             "(default: human and persona; blocks tagged 'global' always are); repeatable.",
         ),
     ] = None,
@@ -230,11 +233,11 @@ def serve(
         logging.getLogger().setLevel(level)
     if pin and not lazy:
         raise typer.BadParameter("only makes sense with --lazy.", param_hint="'--pin'")
-    for value, hint in ((agent, "'--agent'"), (global_agent, "'--global-agent'")):
+    for value, hint in ((agent, "'--agent'"), (global_agent, "'--person'")):
         if not value.strip():
             raise typer.BadParameter("must not be empty.", param_hint=hint)
     if global_agent == AUTO_AGENT:
-        raise typer.BadParameter("cannot be 'auto'.", param_hint="'--global-agent'")
+        raise typer.BadParameter("cannot be 'auto'.", param_hint="'--person'")
     if global_label and agent != AUTO_AGENT:
         raise typer.BadParameter("only makes sense with --agent auto.", param_hint="'--global'")
     if project_root is not None and agent != AUTO_AGENT:

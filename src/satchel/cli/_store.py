@@ -44,11 +44,10 @@ async def open_store(
         consent: Approve every write that needs a human's consent (``--yes``).
 
     Raises:
-        typer.BadParameter: An unsupported URL, or a missing database when not
-            ``create``.
+        typer.BadParameter: An unsupported URL, a missing database when not
+            ``create``, or a ``--db`` in a folder that does not exist.
     """
-    if not create:
-        resolve_db_location(target, must_exist=True)  # the CLI's own wording, early
+    resolve_db_location(target, must_exist=not create)  # the CLI's own wording, early
     embedder = default_embedder() if embed else None
     handler = _approve if consent else None
     try:
@@ -63,12 +62,17 @@ def resolve_db_location(target: str | None, *, must_exist: bool) -> str | Path:
     """What ``--db`` names: a PostgreSQL URL, or the SQLite file (``None``: the default
     file).
 
+    A new file is created in an existing folder, and the default file's folder (the
+    data dir) is created when missing; a ``--db`` in a folder that does not exist is
+    refused rather than created: it is far more often a typo than a wish, and a typo
+    must not start a new, empty memory in a new folder tree.
+
     Raises:
-        typer.BadParameter: An unsupported URL, a folder, or no database file there
-            when ``must_exist``.
+        typer.BadParameter: An unsupported URL, a folder, no database file there when
+            ``must_exist``, or a given file's folder does not exist.
     """
     try:
-        return memory.store_location(target, must_exist=must_exist)
+        where = memory.store_location(target, must_exist=must_exist)
     except InvalidInputError as exc:
         hint = (
             " (a command that writes, such as set or import, creates it)"
@@ -76,6 +80,15 @@ def resolve_db_location(target: str | None, *, must_exist: bool) -> str | Path:
             else ""
         )
         raise typer.BadParameter(f"{exc.message}{hint}.", param_hint="'--db'") from None
+    explicit = target is not None and bool(target.strip())
+    if explicit and isinstance(where, Path) and not where.parent.is_dir():
+        folder = str(where.parent)
+        raise typer.BadParameter(
+            f"the folder {folder!r} does not exist; create it first (mkdir -p {folder!r}) "
+            "or check the path.",
+            param_hint="'--db'",
+        )
+    return where
 
 
 async def _approve(request: ConsentRequest, /) -> bool:

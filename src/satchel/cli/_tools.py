@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from satchel._counts import counted
 from satchel._errors import SatchelUsageError
 from satchel.cli._common import (
     DEFAULT_TOOLS,
@@ -78,7 +79,7 @@ def list_tools(tools: ToolsOption = DEFAULT_TOOLS, as_json: JsonFlag = False) ->
     if not specs:
         console.print(f"No tools in {tools}.")
         return
-    table = Table(title=f"{len(specs)} tools in {tools}", title_justify="left")
+    table = Table(title=f"{counted(len(specs), 'tool')} in {tools}", title_justify="left")
     table.add_column("Tool", no_wrap=True, style="bold")
     table.add_column("Category")
     table.add_column("Actions")

@@ -16,6 +16,7 @@ from typing import Any, Unpack
 import jsonschema
 
 from satchel import schema as _schema
+from satchel._counts import counted
 from satchel._errors import SatchelUsageError
 from satchel.compose._conditions import Expr
 from satchel.compose._plan import Plan, plan_chain
@@ -132,7 +133,7 @@ class ChainTool(BaseTool):
         )
 
     def __repr__(self) -> str:
-        return f"<ChainTool {self.name!r} ({len(self.steps)} steps)>"
+        return f"<ChainTool {self.name!r} ({counted(len(self.steps), 'step')})>"
 
     def to_config(self) -> dict[str, Any]:
         """The chain as plain data, the form :func:`~satchel.compose.load_chains` reads.

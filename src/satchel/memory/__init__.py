@@ -62,6 +62,7 @@ from satchel.memory._context_window import NO_NEIGHBOURS, Neighbours
 from satchel.memory._gated import GatedStore
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
+from satchel.memory._merge import JoinedBlock, MergeReport
 from satchel.memory._mirror import MarkdownMirror
 from satchel.memory._models import (
     AgentSummary,
@@ -138,10 +139,12 @@ __all__ = [
     "Fusion",
     "GatedStore",
     "ImportReport",
+    "JoinedBlock",
     "MarkdownMirror",
     "MarkdownReport",
     "MemoryBackend",
     "MemoryStore",
+    "MergeReport",
     "Message",
     "Neighbours",
     "OnConflict",

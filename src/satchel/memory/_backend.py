@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, TypedDict
 import numpy as np
 import numpy.typing as npt
 
+from satchel.memory._merge import MergeSteps
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -254,6 +255,20 @@ class MemoryBackend(Protocol):
     async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
         """Delete the block in one write that re-checks ``agent`` owns it and that it
         is at ``expected_version``; returns it as it was."""
+        ...
+
+    async def merge_agents(self, steps: MergeSteps) -> int:
+        """Merge ``steps.source`` into ``steps.target`` in one write (see
+        :mod:`satchel.memory._merge`): check every block in ``steps.read`` is at the
+        version read and ``source`` owns no other, write the joined blocks (version
+        bumped) and delete their source blocks, move the rest of ``source``'s blocks
+        and its messages to ``target``, and apply
+        :func:`~satchel.memory._merge.moved_shares` to every share with ``source`` (and
+        with ``target`` on its own blocks). Returns how many messages moved.
+
+        Raises:
+            VersionConflictError: A block changed since it was read (nothing written).
+        """
         ...
 
     async def initialise_agent(

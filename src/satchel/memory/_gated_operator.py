@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 
-from satchel._errors import PermissionDeniedError
+from satchel._errors import NotFoundError, PermissionDeniedError
 from satchel.memory._backend import MemoryBackend
+from satchel.memory._merge import MergeReport, MergeSteps, plan_merge
 from satchel.memory._models import UNSET, Block, BlockKind, Permission, Unset, validate_agent
 from satchel.memory._operator import BlockChange, check_change, check_version_number
 from satchel.memory._vector_upkeep import VectorUpkeep
@@ -137,3 +138,76 @@ class OperatorWrites:
         gone = await self.backend.operator_delete(agent, pk, expected_version=version)
         logger.info("operator delete of block %r of %r", block.label, agent)
         return gone
+
+    async def _owned_blocks(self, agent: str) -> list[Block]:
+        blocks: list[Block] = []
+        key: object = None
+        while True:
+            page, key = await self.backend.block_page(agent, key, 500)
+            blocks.extend(page)
+            if key is None:
+                return blocks
+
+    async def merge_agents(self, source: str, target: str, *, dry_run: bool = False) -> MergeReport:
+        """Bring ``source``'s memory into ``target``'s, losing nothing, in one
+        transaction (see :mod:`satchel.memory._merge` for the rules): blocks whose
+        label ``target`` lacks move as they are, same-label blocks are joined line by
+        line into ``target``'s, conversations move, and blocks other agents shared
+        with ``source`` are shared with ``target``. An operator's write: no gate, no
+        consent; a joined block may end over its limit (kept whole, and reported).
+
+        Args:
+            source: The agent merged from; it is left with no blocks or messages.
+            target: The agent merged into (set up if new).
+            dry_run: Only report what would be done.
+
+        Returns:
+            What was (or would be) done.
+
+        Raises:
+            VersionConflictError: ``source``'s memory changed while the merge was being
+                planned (nothing written; run it again).
+            InvalidInputError: ``source`` is ``target``, or a name is invalid.
+            NotFoundError: ``source`` owns nothing and nothing is shared with it.
+
+        Example:
+            >>> report = await store.merge_agents("default", "me")  # doctest: +SKIP
+            >>> [j.label for j in report.joined]  # doctest: +SKIP
+            ['human', 'persona']
+        """
+        steps, moved, joined = plan_merge(
+            source, target, await self._owned_blocks(source), await self._owned_blocks(target)
+        )
+        messages = sum(s.messages for s in await self.backend.agent_summaries(source))
+        visible = await self.backend.list_visible(source, None)
+        reshared = sum(1 for b in visible if b.agent != source and source in b.shares)
+        if not (steps.read or messages or reshared):
+            raise NotFoundError(
+                f"agent {source!r} has no memory to merge (no blocks, messages or shares); "
+                "check the name (satchel memory agents lists them)",
+                details={"agent": source},
+            )
+        if not dry_run:
+            with_vectors = [
+                (after, dropped, await self._vectors.embed_one(after.value))
+                for after, dropped, _ in steps.joined
+            ]
+            steps = MergeSteps(source=source, target=target, read=steps.read, joined=with_vectors)
+            messages = await self.backend.merge_agents(steps)
+            logger.info(
+                "merged agent %r into %r: %d blocks moved, %d joined, %d messages",
+                source,
+                target,
+                len(moved),
+                len(joined),
+                messages,
+            )
+        return MergeReport(
+            source=source,
+            target=target,
+            moved=moved,
+            joined=joined,
+            messages=messages,
+            reshared=reshared,
+            dry_run=dry_run,
+        )

@@ -17,7 +17,7 @@ Decisions:
   caller, using :func:`satchel.schema.operations`), so the flat schema only has to
   guide the model.
 * A property that is not required by every operation carries a note such as
-  "Required for operation 'write'." or "Optional for operations 'read', 'list'."
+  "Required for write." or "Optional for read, list."
 * ``required`` is ``["operation"]`` plus the properties every operation requires.
 * ``additionalProperties: false`` is kept only if every variant says so.
 """
@@ -140,8 +140,9 @@ def _required(schema: JsonObject) -> list[str]:
 
 
 def _ops_phrase(ops: list[str]) -> str:
-    quoted = ", ".join(f"'{op}'" for op in ops)
-    return f"operation {quoted}" if len(ops) == 1 else f"operations {quoted}"
+    """The operations, as a note names them: ``write``, or ``read, list``. Bare names
+    (the enum states them) keep the notes short: every note is read on every listing."""
+    return ", ".join(ops)
 
 
 def _usage_note(required_in: list[str], optional_in: list[str], everywhere: bool) -> str | None:

@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from satchel._counts import counted
 from satchel._errors import ToolRetry
 from satchel.memory import MemoryStore
 from satchel.toolkit._agenda_store import (
@@ -167,9 +168,9 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
                 fired = await self.agenda.fire_due(agent)
                 every = await self.agenda.reminders(agent)
                 due = sum(r.status == "due" for r in every)
-                note = f" ({len(fired)} just fell due)" if fired else ""
+                note = f" ({counted(len(fired), 'reminder')} just fell due)" if fired else ""
                 return ReminderOutput(
-                    message=f"{len(every)} reminders, {due} due{note}.",
+                    message=f"{counted(len(every), 'reminder')}, {due} due{note}.",
                     reminders=[_view(r) for r in every],
                 )
             case ReminderCancel():
@@ -336,7 +337,8 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
                     agent, block, TrackedTask.model_validate(task.model_dump() | {"steps": steps})
                 )
                 return TaskOutput(
-                    message=f"Task {task.id} now has {len(task.steps)} steps.", tasks=[task]
+                    message=f"Task {task.id} now has {counted(len(task.steps), 'step')}.",
+                    tasks=[task],
                 )
             case TaskUpdate():
                 return await self._update(agent, params)
@@ -346,7 +348,7 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
                     tasks = [t for t in tasks if t.status == params.status]
                 elif not params.include_done:
                     tasks = [t for t in tasks if t.status != "done"]
-                return TaskOutput(message=f"{len(tasks)} tasks.", tasks=tasks)
+                return TaskOutput(message=f"{counted(len(tasks), 'task')}.", tasks=tasks)
             case TaskComplete():
                 block, task = await self.agenda.task(agent, params.task_id)
                 done = task.model_copy(
@@ -373,8 +375,8 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
         if params.step is not None:
             if params.step > len(task.steps):
                 raise ToolRetry(
-                    f"Task {task.id} has {len(task.steps)} steps; step {params.step} does not "
-                    "exist. Add steps with break_down.",
+                    f"Task {task.id} has {counted(len(task.steps), 'step')}; step "
+                    f"{params.step} does not exist. Add steps with break_down.",
                     details={"task_id": task.id, "steps": len(task.steps)},
                 )
             steps = list(task.steps)

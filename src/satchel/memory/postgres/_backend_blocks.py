@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from satchel.memory._backend import NewBlock
 from satchel.memory._history import BlockVersion
+from satchel.memory._merge import MergeSteps
 from satchel.memory._models import Block, BlockKind, Permission, Unset
 from satchel.memory._operator import BlockChange
 from satchel.memory.postgres import (
@@ -24,6 +25,7 @@ from satchel.memory.postgres import (
     _block_writes,
     _blocks,
     _history,
+    _merge,
     _operator,
 )
 from satchel.memory.postgres._backend_base import BackendBase
@@ -231,3 +233,7 @@ class BlockSteps(BackendBase):
                 conn, pk, agent, expected_version=expected_version
             )
         )
+
+    async def merge_agents(self, steps: MergeSteps) -> int:
+        model = self._model
+        return await self._run(lambda conn: _merge.merge_agents(conn, steps, model))

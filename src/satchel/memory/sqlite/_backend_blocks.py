@@ -18,9 +18,10 @@ import numpy.typing as npt
 
 from satchel.memory._backend import NewBlock
 from satchel.memory._history import BlockVersion
+from satchel.memory._merge import MergeSteps
 from satchel.memory._models import Block, BlockKind, Permission, Unset
 from satchel.memory._operator import BlockChange
-from satchel.memory.sqlite import _blocks, _history, _operator
+from satchel.memory.sqlite import _blocks, _history, _merge, _operator
 from satchel.memory.sqlite._backend_base import BackendBase
 from satchel.memory.sqlite._messages import BLOCKS, store_vectors
 from satchel.memory.sqlite._paging import visible_page
@@ -254,3 +255,6 @@ class BlockSteps(BackendBase):
                 conn, pk, agent, expected_version=expected_version
             )
         )
+
+    async def merge_agents(self, steps: MergeSteps) -> int:
+        return await self._write(lambda conn: _merge.merge_agents(conn, steps))
