@@ -4,11 +4,18 @@ The bundled all-MiniLM-L6-v2 file stores its weights as int8 but multiplies in f
 onnxruntime widens every weight when it loads the model, so each text costs a float32
 transformer pass. This module folds those weights into a float32 graph (onnxruntime's
 basic graph optimisation, written to a file) and re-quantises it with onnxruntime's own
-dynamic quantiser: per-channel int8 weights, activations quantised at each run, so the
-matrix products run as ``MatMulInteger`` kernels (AVX-512 VNNI where the CPU has it).
-On the project's machine one short query embeds in about 60% of the time, vectors stay
-within cosine 0.98 of the float32 model's (0.99 on average), and MetaTool and LoCoMo
-recall move by at most 0.005 (figures in ``bench/README.md``, from ``bench/embed.py``).
+dynamic quantiser (:data:`RECIPE`: per-channel 7-bit signed weights, activations
+quantised at each run), so the matrix products run as integer kernels.
+
+The 7 bits make the vectors the same on every x86-64 CPU. Without VNNI (AVX2-only
+CPUs, AVX-512 without VNNI) onnxruntime adds each pair of uint8 x int8 products into a
+16-bit lane that saturates; full 8-bit weights overflowed it, and those CPUs got other
+vectors than VNNI or AMX ones (cosine 0.97 to 0.99 apart), enough to reorder near-ties.
+With 7-bit weights every sum is exact, and a text's vector differs between the two
+kinds of CPU only by float rounding. On both, vectors stay within about cosine 0.98 of
+the float32 model's (0.99 on average), and one short query embeds in about 60% of the
+float model's time on the project's machine (figures and commands in
+``bench/README.md``, from ``bench/embed.py``).
 
 Nothing here is hand-written numerics: the quantisation is
 :func:`onnxruntime.quantization.quantize_dynamic` (which needs the ``onnx`` package);
@@ -101,9 +108,9 @@ Every int8 product sum is then exact on every x86-64 CPU. onnxruntime multiplies
 (AVX-512 VNNI or AVX-VNNI), which sums into 32 bits; without VNNI (AVX2, AVX-512 without
 VNNI) it uses ``VPMADDUBSW``, which adds each pair of products into 16 bits and
 saturates at 32767. With 8-bit weights a pair reaches 2 x 255 x 127 = 64770, so those
-CPUs clipped sums and got other vectors (cosine 0.97 to float32 instead of 0.98); with
-7-bit weights a pair stays within 2 x 255 x 64 = 32640. Unsigned weights would also be
-exact, but onnxruntime's u8u8 kernels ran a third slower here (``bench/README.md``).
+CPUs clipped sums and got other vectors; with 7-bit weights a pair stays within
+2 x 255 x 64 = 32640. Unsigned weights would also be exact, but onnxruntime's u8u8
+kernels ran a third slower (``bench/README.md``, "Embeddings").
 """
 _CHUNK: Final = 1 << 20
 _TIMEOUT: Final = 600
@@ -201,7 +208,11 @@ def _prune(keep: Path) -> None:
     ours = re.compile(re.escape(keep.name.rsplit("-", 1)[0]) + r"-[0-9a-f]{24}\.onnx")
     for stale in keep.parent.iterdir():
         if stale != keep and ours.fullmatch(stale.name):
-            logger.info("Removing the outdated int8 embedding model %s", stale)
+            logger.info(
+                "Removing the outdated int8 embedding model %s (vectors stored with it "
+                "stay searchable; 'satchel memory reembed' renews them)",
+                stale,
+            )
             stale.unlink(missing_ok=True)
 
 
