@@ -28,8 +28,10 @@ takes a few seconds, once; it is logged at ``INFO``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
+import json
 import logging
 import os
 import re
@@ -37,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -69,7 +70,7 @@ BUILD_MESSAGE: Final = "building the int8 embedding model (first use only, a few
 """What :func:`quantized_model` reports to its ``progress`` callback before a build."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
 class Recipe:
     """How the int8 copy is quantised: the options given to onnxruntime's dynamic
     quantiser (activations are always unsigned 8-bit, quantised at each run).
@@ -183,7 +184,8 @@ def _build(source: Path, target: Path, recipe: Recipe) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as scratch:
         built = Path(scratch) / "model.onnx"
-        command = [sys.executable, "-m", __name__, str(source), str(built), recipe.name]
+        options = json.dumps(dataclasses.asdict(recipe))
+        command = [sys.executable, "-m", __name__, str(source), str(built), options]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
@@ -275,4 +277,4 @@ def quantized_model(
 
 
 if __name__ == "__main__":  # the child process of _build
-    _convert(Path(sys.argv[1]), Path(sys.argv[2]), RECIPES[sys.argv[3]])
+    _convert(Path(sys.argv[1]), Path(sys.argv[2]), Recipe(**json.loads(sys.argv[3])))
