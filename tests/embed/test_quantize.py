@@ -18,6 +18,8 @@ from satchel.embed._quantize import (
     BUILD_MESSAGE,
     CACHE_ENV_VAR,
     QUANTIZE_ENV_VAR,
+    RECIPE,
+    RECIPES,
     model_cache_dir,
     quantize_by_default,
     quantized_model,
@@ -40,6 +42,35 @@ def test_int8_vectors_stay_close_to_the_float_vectors(embedder: MiniLMEmbedder) 
     agreement = (fast * exact).sum(axis=1)
     assert agreement.min() > 0.97
     np.testing.assert_allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+
+
+def test_every_int8_sum_fits_the_16_bit_lanes_of_cpus_without_vnni(
+    embedder: MiniLMEmbedder,
+) -> None:
+    # Issue 27 §6: without VNNI, onnxruntime adds each pair of uint8 x int8 products
+    # into a saturating 16-bit lane (VPMADDUBSW); those CPUs get the same vectors as
+    # VNNI ones only if no pair can pass 32767, whatever the activations (0..255).
+    onnx = pytest.importorskip("onnx")
+    numpy_helper = pytest.importorskip("onnx.numpy_helper")
+    embedder.load()
+    model = onnx.load(str(quantized_model(embedder.model_path)))
+    weights = [
+        numpy_helper.to_array(tensor).astype(np.int32)
+        for tensor in model.graph.initializer
+        if tensor.data_type == onnx.TensorProto.INT8 and tensor.name.endswith("_quantized")
+    ]
+    assert len(weights) >= 36  # six layers of six weight matrices, all quantised
+    largest = max(int(np.abs(w).max()) for w in weights)
+    assert 2 * 255 * largest <= 32767
+
+
+def test_a_copy_built_by_another_recipe_is_replaced_not_reused(tmp_path: Path) -> None:
+    source = resolve_model_path()
+    (before,) = (r for r in RECIPES.values() if r != RECIPE and not r.unsigned_weights)
+    old = quantized_model(source, cache_dir=tmp_path, recipe=before)
+    new = quantized_model(source, cache_dir=tmp_path)
+    assert new != old
+    assert [p.name for p in tmp_path.iterdir()] == [new.name]
 
 
 def test_the_copy_is_built_once_and_then_reused(tmp_path: Path) -> None:
