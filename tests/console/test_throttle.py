@@ -24,14 +24,25 @@ from .conftest import seed
 
 pytestmark = pytest.mark.anyio
 
+Opened = tuple[SQLiteStore, PermissionBroker]
 
-async def test_too_many_wrong_tokens_lock_the_client_out_even_with_the_right_one(
-    tmp_path: Path,
-) -> None:
+
+@pytest.fixture
+async def opened(tmp_path: Path) -> AsyncIterator[Opened]:
+    """A seeded memory store and the approval broker of the same database."""
     db = tmp_path / "m.db"
     store = SQLiteStore(db, embedder=None)
     await seed(store)
     broker = PermissionBroker(SQLiteApprovalStore(db))
+    yield store, broker
+    await store.close()
+    await broker.close()
+
+
+async def test_too_many_wrong_tokens_lock_the_client_out_even_with_the_right_one(
+    opened: Opened,
+) -> None:
+    store, broker = opened
     app = console_app(store, broker, token="s3cret")
     with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as client:
         wrong = [client.post("/login", data={"token": f"guess{i}"}) for i in range(MAX_FAILURES)]
@@ -44,15 +55,10 @@ async def test_too_many_wrong_tokens_lock_the_client_out_even_with_the_right_one
     assert 0 < int(locked.headers["retry-after"]) <= 300
     assert "Too many wrong tokens" in locked.text
     assert bearer.status_code == 429
-    await store.close()
-    await broker.close()
 
 
-async def test_wrong_bearer_tokens_count_and_a_login_cookie_still_works(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
-    store = SQLiteStore(db, embedder=None)
-    await seed(store)
-    broker = PermissionBroker(SQLiteApprovalStore(db))
+async def test_wrong_bearer_tokens_count_and_a_login_cookie_still_works(opened: Opened) -> None:
+    store, broker = opened
     app = console_app(store, broker, token="s3cret")
     with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as client:
         assert client.post("/login", data={"token": "s3cret"}).status_code == 303
@@ -65,8 +71,6 @@ async def test_wrong_bearer_tokens_count_and_a_login_cookie_still_works(tmp_path
 
     assert refused == [401] * MAX_FAILURES + [429]
     assert still.status_code == 200  # the operator's session is not locked out
-    await store.close()
-    await broker.close()
 
 
 def test_failures_age_out_and_a_success_clears_them() -> None:
@@ -86,12 +90,9 @@ def test_failures_age_out_and_a_success_clears_them() -> None:
 
 
 async def test_concurrent_wrong_logins_are_checked_at_most_max_failures_times(
-    tmp_path: Path,
+    opened: Opened,
 ) -> None:
-    db = tmp_path / "m.db"
-    store = SQLiteStore(db, embedder=None)
-    await seed(store)
-    broker = PermissionBroker(SQLiteApprovalStore(db))
+    store, broker = opened
     app = console_app(store, broker, token="s3cret")
     statuses: list[int] = []
     listening: list[str] = []
@@ -136,16 +137,12 @@ async def test_concurrent_wrong_logins_are_checked_at_most_max_failures_times(
                     for i in range(150):
                         group.start_soon(guess, i)
         server.cancel_scope.cancel()
-    await store.close()
-    await broker.close()
 
     assert statuses.count(401) <= MAX_FAILURES  # each 401 is one token compared
     assert statuses.count(429) >= 150 - MAX_FAILURES
 
 
-def _mcp_and_console(
-    tmp_path: Path, store: SQLiteStore, broker: PermissionBroker
-) -> tuple[Any, LoginThrottle]:
+def _mcp_and_console(store: SQLiteStore, broker: PermissionBroker) -> tuple[Any, LoginThrottle]:
     throttle = LoginThrottle()
     server = create_server(ToolRegistry())
     mcp = server.http_app(token="s3cret", throttle=throttle)
@@ -154,13 +151,10 @@ def _mcp_and_console(
 
 
 async def test_wrong_bearer_tokens_at_mcp_are_slowed_and_count_for_the_console_too(
-    tmp_path: Path,
+    opened: Opened,
 ) -> None:
-    db = tmp_path / "m.db"
-    store = SQLiteStore(db, embedder=None)
-    await seed(store)
-    broker = PermissionBroker(SQLiteApprovalStore(db))
-    app, _ = _mcp_and_console(tmp_path, store, broker)
+    store, broker = opened
+    app, _ = _mcp_and_console(store, broker)
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     with TestClient(app, base_url="http://127.0.0.1", follow_redirects=False) as client:
         guesses = [
@@ -169,8 +163,6 @@ async def test_wrong_bearer_tokens_at_mcp_are_slowed_and_count_for_the_console_t
         ]
         login = client.post("/console/login", data={"token": "s3cret"})
         right = client.post("/mcp", json=body, headers={"authorization": "Bearer s3cret"})
-    await store.close()
-    await broker.close()
 
     codes = [g.status_code for g in guesses]
     assert codes[:MAX_FAILURES] == [401] * MAX_FAILURES
@@ -180,12 +172,9 @@ async def test_wrong_bearer_tokens_at_mcp_are_slowed_and_count_for_the_console_t
     assert right.status_code == 429  # a locked-out client's tokens are not even checked
 
 
-async def test_a_right_bearer_token_at_mcp_is_never_slowed(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
-    store = SQLiteStore(db, embedder=None)
-    await seed(store)
-    broker = PermissionBroker(SQLiteApprovalStore(db))
-    app, throttle = _mcp_and_console(tmp_path, store, broker)
+async def test_a_right_bearer_token_at_mcp_is_never_slowed(opened: Opened) -> None:
+    store, broker = opened
+    app, throttle = _mcp_and_console(store, broker)
     body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     with TestClient(app, base_url="http://127.0.0.1") as client:
         codes = [
@@ -199,8 +188,6 @@ async def test_a_right_bearer_token_at_mcp_is_never_slowed(tmp_path: Path) -> No
             ).status_code
             for _ in range(3 * MAX_FAILURES)
         ]
-    await store.close()
-    await broker.close()
 
     assert 429 not in codes
     assert 401 not in codes
