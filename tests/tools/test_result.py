@@ -72,3 +72,24 @@ def test_a_model_output_serialises_whatever_text_it_holds(text: str) -> None:
 def test_a_surrogate_pair_stays_the_character_it_spells() -> None:
     result = ToolResult("t", output="\ud83d\ude00 and \ud800 alone")
     assert result.to_text() == "\U0001f600 and \ufffd alone"
+
+
+@given(
+    st.recursive(
+        st.floats(allow_nan=True, allow_infinity=True) | st.integers() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+        max_leaves=10,
+    )
+)
+def test_every_result_is_valid_json_even_with_nan_or_infinity(value: object) -> None:
+    for result in (
+        ToolResult("t", {"value": value}),
+        ToolResult("t", error=ErrorInfo("failed", "m", {"value": value})),
+    ):
+        json.loads(result.to_json(), parse_constant=_refuse)
+        text = result.to_text()
+        json.loads(text if result.ok else text.split("\n", 1)[1], parse_constant=_refuse)
+
+
+def _refuse(name: str) -> None:
+    raise AssertionError(f"{name} is not JSON")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -35,6 +36,25 @@ def _valid(value: Any) -> Any:
         return {_valid(k): _valid(v) for k, v in items}
     if isinstance(value, list):
         return [_valid(v) for v in cast(list[Any], value)]
+    return value
+
+
+def _dumps(value: Any, **options: Any) -> str:
+    """``value`` as JSON text; a NaN or infinity (which JSON has no word for) is
+    ``null``, as pydantic writes it."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=False, **options)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in cast(dict[Any, Any], value).items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in cast(list[Any], value)]
     return value
 
 
@@ -141,9 +161,9 @@ class ToolResult:
                 and isinstance(self.output, BaseModel)
             ):
                 return '{"ok":true,"output":' + self.output.model_dump_json() + "}"
-            return to_json(self.to_dict(), fallback=str).decode()
+            return to_json(self.to_dict(), fallback=str, inf_nan_mode="null").decode()
         except (UnicodeEncodeError, PydanticSerializationError):
-            return json.dumps(_valid(self.to_dict()), ensure_ascii=False, separators=(",", ":"))
+            return _dumps(_valid(self.to_dict()), separators=(",", ":"))
 
     def to_text(self) -> str:
         """The text to put in a provider's tool-result message.
@@ -161,11 +181,11 @@ class ToolResult:
             error = self.error.to_dict()
             text = f"Error ({error['kind']}): {error['message']}"
             if error["details"]:
-                text += "\n" + json.dumps(error["details"], ensure_ascii=False)
+                text += "\n" + _dumps(error["details"])
             return text
         if isinstance(self.output, str):
             return _valid_text(self.output)
-        return _valid_text(json.dumps(self._jsonable_output(), ensure_ascii=False))
+        return _valid_text(_dumps(self._jsonable_output()))
 
     def _jsonable_output(self) -> Any:
         return _jsonable(self.output)
