@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import EXAMPLES, MEMORY_TOOLS, STARTUP, http_server, http_transport
+from .conftest import EXAMPLES, MEMORY_TOOLS, STARTUP, http_server, http_transport, raw_stdio
 
 pytestmark = pytest.mark.anyio
 
@@ -300,3 +300,35 @@ def _sse_or_json(response: httpx.Response) -> dict[str, Any]:
         data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
         return json.loads(next(d for d in data if d.strip()))
     return response.json()
+
+
+MALFORMED = [
+    b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": []}',
+    b'{"jsonrpc": "2.0", "id": 4, "method": 5}',
+    b'{"jsonrpc": "1.0", "id": 6, "method": "ping"}',
+    b'[{"jsonrpc": "2.0", "id": 8, "method": "ping"}]',
+    b'"just a string"',
+    b"this is not json",
+]
+
+
+async def test_a_malformed_frame_gets_the_same_answer_over_http_and_stdio() -> None:
+    base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    over_http: list[httpx.Response] = []
+    over_stdio: list[dict[str, Any]] = []
+    with anyio.fail_after(STARTUP + 60):
+        async with http_server("--tools", EXAMPLES) as url, httpx.AsyncClient(timeout=30) as http:
+            for frame in MALFORMED:
+                over_http.append(await http.post(url, headers=base, content=frame))
+        async with raw_stdio("--tools", EXAMPLES) as raw:
+            for frame in MALFORMED:
+                await raw.send_bytes(frame + b"\n")
+                over_stdio.append(await raw.receive())
+
+    for frame, answer, expected in zip(MALFORMED, over_http, over_stdio, strict=True):
+        assert answer.status_code == 400, frame
+        assert answer.json() == expected, frame
+    codes = [r["error"]["code"] for r in over_stdio]
+    assert codes == [-32600, -32600, -32600, -32600, -32600, -32700]
+    assert [r["id"] for r in over_stdio][:3] == [3, 4, 6]  # the frame's own id
+    assert all("pydantic" not in r["error"]["message"] for r in over_stdio)

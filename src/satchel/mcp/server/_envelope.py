@@ -10,6 +10,12 @@
   :func:`parse_problem`, not one about the envelope.
 * The SDK answers malformed ``params`` with a bare ``-32602 Invalid request
   parameters``; :class:`NamedInvalidParams` says which parameter and what is wrong.
+* A frame that is not a JSON-RPC message at all (``params: []``, ``method: 5``,
+  ``jsonrpc: "1.0"``, a batch) gets the same answer on every transport:
+  :func:`frame_error` (``-32700`` or ``-32600``, with the frame's id when usable), which
+  :class:`RequestIdGuard` sends over HTTP (with status 400) and the stdio transport on
+  its stream. The SDK's own HTTP answer was ``-32602`` with ``id: null`` and a raw
+  validation dump.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any, cast
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,6 +37,8 @@ __all__ = [
     "NamedInvalidParams",
     "RequestIdGuard",
     "bad_request_id",
+    "error_message",
+    "frame_error",
     "parse_problem",
 ]
 
@@ -83,9 +92,71 @@ def parse_problem(jiter_message: str) -> str | None:
     return None
 
 
+def error_message(request_id: str | int | None, code: int, message: str) -> SessionMessage:
+    """A JSON-RPC error reply, ready for a transport."""
+    return SessionMessage(
+        types.JSONRPCError(
+            jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+        )
+    )
+
+
+def frame_error(line: bytes, error: ValidationError | None = None) -> SessionMessage | None:
+    """The JSON-RPC error to answer a frame that is not a valid message (``error``: why
+    the SDK's parser refused it), or ``None`` when nothing should be answered (a
+    malformed *response* from the peer)."""
+    try:
+        data: object = json.loads(line)
+    except RecursionError:
+        data = _DEEP
+    except ValueError:
+        return error_message(None, types.PARSE_ERROR, "Parse error: the frame is not valid JSON.")
+    raw_id = cast(dict[str, object], data).get("id") if isinstance(data, dict) else None
+    usable_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    problem = _parse_problem(error) if error is not None else None
+    if data is _DEEP:
+        problem = problem or parse_problem("recursion limit")
+    if problem is not None:
+        return error_message(usable_id, types.PARSE_ERROR, problem)
+    if isinstance(data, list):
+        return error_message(
+            None,
+            types.INVALID_REQUEST,
+            "Invalid Request: batches are not supported; send one JSON-RPC message per line.",
+        )
+    if not isinstance(data, dict):
+        return error_message(
+            None, types.INVALID_REQUEST, "Invalid Request: a message is a JSON object."
+        )
+    fields = cast(dict[str, object], data)
+    if "method" not in fields and ("result" in fields or "error" in fields):
+        logger.warning("dropped a malformed JSON-RPC response from the client")
+        return None
+    if bad_request_id(cast(dict[str, Any], fields)):
+        return error_message(None, types.INVALID_REQUEST, BAD_ID_MESSAGE)
+    return error_message(
+        usable_id,
+        types.INVALID_REQUEST,
+        "Invalid Request: not a valid JSON-RPC 2.0 message (check 'jsonrpc', 'id', "
+        "'method' and that 'params' is an object).",
+    )
+
+
+_DEEP = object()
+
+
+def _parse_problem(error: ValidationError) -> str | None:
+    for err in error.errors(include_url=False, include_input=False):
+        if err["type"] == "json_invalid":
+            return parse_problem(err["msg"])
+    return None
+
+
 class RequestIdGuard:
     """ASGI middleware answering a POSTed request with an unusable ``id`` with HTTP 400
-    and ``-32600`` (``id: null``), which the SDK would acknowledge and drop.
+    and ``-32600`` (``id: null``), which the SDK would acknowledge and drop, and any
+    other frame that is no JSON-RPC message as the stdio transport does
+    (:func:`frame_error`).
 
     The body is read first (the SDK reads it whole anyway) and handed on unchanged;
     only a body that may hold such an id is decoded (a cheap byte scan decides).
@@ -117,10 +188,19 @@ class RequestIdGuard:
             if not message.get("more_body", False) or size > _MAX_SCANNED:
                 break
         complete = received[-1]["type"] == "http.request" and not received[-1].get("more_body")
-        if complete and bad_request_id(b"".join(m.get("body", b"") for m in received)):
-            logger.info("answered a request whose id is not a string or an integer")
-            await _reply_bad_id(send)
-            return
+        if complete:
+            body = b"".join(m.get("body", b"") for m in received)
+            if bad_request_id(body):
+                logger.info("answered a request whose id is not a string or an integer")
+                await _reply(send, error_message(None, types.INVALID_REQUEST, BAD_ID_MESSAGE))
+                return
+            try:  # what the SDK would parse next, answered as the stdio transport does
+                types.jsonrpc_message_adapter.validate_json(body, by_name=False)
+            except ValidationError as exc:
+                reply = frame_error(body, exc)
+                if reply is not None:
+                    await _reply(send, reply)
+                    return
         await self.app(scope, _replay(received, receive), send)
 
 
@@ -145,14 +225,9 @@ def _replay(received: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-async def _reply_bad_id(send: Send) -> None:
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {"code": types.INVALID_REQUEST, "message": BAD_ID_MESSAGE},
-        }
-    ).encode()
+async def _reply(send: Send, reply: SessionMessage) -> None:
+    """Answer with HTTP 400 and ``reply``, the JSON-RPC error stdio would send."""
+    body = reply.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
     await send(
         {
             "type": "http.response.start",

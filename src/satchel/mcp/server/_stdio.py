@@ -20,7 +20,6 @@ import sys
 import threading
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
 
 import anyio
 import anyio.from_thread
@@ -32,7 +31,14 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
-from satchel.mcp.server._envelope import BAD_ID_MESSAGE, bad_request_id, parse_problem
+from satchel.mcp.server._envelope import (
+    BAD_ID_MESSAGE,
+    bad_request_id,
+    frame_error,
+)
+from satchel.mcp.server._envelope import (
+    error_message as _error,
+)
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "DEFAULT_MAX_MESSAGE_BYTES", "frame_error", "stdio_transport"]
 
@@ -51,63 +57,6 @@ ReadStreams = tuple[
     MemoryObjectReceiveStream[SessionMessage | Exception],
     MemoryObjectSendStream[SessionMessage],
 ]
-
-
-def _error(request_id: str | int | None, code: int, message: str) -> SessionMessage:
-    return SessionMessage(
-        types.JSONRPCError(
-            jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
-        )
-    )
-
-
-def frame_error(line: bytes, error: ValidationError | None = None) -> SessionMessage | None:
-    """The JSON-RPC error to answer a frame that is not a valid message (``error``: why
-    the SDK's parser refused it), or ``None`` when nothing should be answered (a
-    malformed *response* from the peer)."""
-    try:
-        data: object = json.loads(line)
-    except RecursionError:
-        data = _DEEP
-    except ValueError:
-        return _error(None, types.PARSE_ERROR, "Parse error: the frame is not valid JSON.")
-    raw_id = cast(dict[str, object], data).get("id") if isinstance(data, dict) else None
-    usable_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
-    problem = _parse_problem(error) if error is not None else None
-    if data is _DEEP:
-        problem = problem or parse_problem("recursion limit")
-    if problem is not None:
-        return _error(usable_id, types.PARSE_ERROR, problem)
-    if isinstance(data, list):
-        return _error(
-            None,
-            types.INVALID_REQUEST,
-            "Invalid Request: batches are not supported; send one JSON-RPC message per line.",
-        )
-    if not isinstance(data, dict):
-        return _error(None, types.INVALID_REQUEST, "Invalid Request: a message is a JSON object.")
-    fields = cast(dict[str, object], data)
-    if "method" not in fields and ("result" in fields or "error" in fields):
-        logger.warning("dropped a malformed JSON-RPC response from the client")
-        return None
-    if bad_request_id(cast(dict[str, Any], fields)):
-        return _error(None, types.INVALID_REQUEST, BAD_ID_MESSAGE)
-    return _error(
-        usable_id,
-        types.INVALID_REQUEST,
-        "Invalid Request: not a valid JSON-RPC 2.0 message (check 'jsonrpc', 'id', "
-        "'method' and that 'params' is an object).",
-    )
-
-
-_DEEP = object()
-
-
-def _parse_problem(error: ValidationError) -> str | None:
-    for err in error.errors(include_url=False, include_input=False):
-        if err["type"] == "json_invalid":
-            return parse_problem(err["msg"])
-    return None
 
 
 def _claim_std_fds() -> tuple[int, int, Callable[[], None]]:
