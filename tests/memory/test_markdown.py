@@ -135,3 +135,20 @@ def test_file_names_are_safe_everywhere_and_never_collide(labels: list[str]) -> 
         assert len(name) <= 116
         assert not name.startswith(".")
         assert name.split(".")[0] not in {"con", "prn", "aux", "nul"}
+
+
+async def test_a_front_matter_setting_change_is_reported_as_not_applied(tmp_path: Path) -> None:
+    store = await _filled(tmp_path / "a.db")
+    try:
+        await export_markdown(store, "ada", tmp_path / "x")
+        rules = tmp_path / "x" / "blocks" / "rules.md"
+        rules.write_text(rules.read_text().replace("permission: read_only", "permission: admin"))
+        report = await import_markdown(store, "ada", tmp_path / "x")
+        stored = await store.get_block("ada", "rules")
+    finally:
+        await store.close()
+    assert stored.permission is Permission.READ_ONLY  # an import never changes it
+    assert "rules" in report.unchanged
+    assert "permission" in report.ignored["rules"]
+    assert "satchel memory configure" in report.ignored["rules"]
+    assert list(report.ignored) == ["rules"]

@@ -55,5 +55,7 @@ def import_folder(db: str | None, agent: str, folder: Path, *, as_json: bool) ->
         )
         for label, why in {**result.conflicts, **result.refused}.items():
             stderr_console().print(f"[yellow]{label}[/]: {why}")
+        for label, why in result.ignored.items():
+            stderr_console().print(f"[yellow]{label}[/] (not applied): {why}")
     if result.conflicts or result.refused:
         raise typer.Exit(1)

@@ -83,6 +83,8 @@ class MarkdownReport:
         conflicts: Labels whose block changed in the store since the export, with why.
         refused: Labels whose write the permission gate (or the char limit) refused,
             with its message.
+        ignored: Labels whose file changed a setting an import never changes
+            (permission, kind, char limit, pinned, tags), with what was left as it is.
     """
 
     written: list[str] = field(default_factory=list[str])
@@ -90,6 +92,7 @@ class MarkdownReport:
     unchanged: list[str] = field(default_factory=list[str])
     conflicts: dict[str, str] = field(default_factory=dict[str, str])
     refused: dict[str, str] = field(default_factory=dict[str, str])
+    ignored: dict[str, str] = field(default_factory=dict[str, str])
 
 
 _MAX_STEM = 96
@@ -253,6 +256,18 @@ async def import_markdown(
     return report
 
 
+def _settings_changed(current: Block, block: Block) -> list[str]:
+    """The settings a file gives other values than the store holds."""
+    pairs = {
+        "permission": (current.permission, block.permission),
+        "kind": (current.kind, block.kind),
+        "char_limit": (current.char_limit, block.char_limit),
+        "pinned": (current.pinned, block.pinned),
+        "tags": (tuple(current.tags), tuple(block.tags)),
+    }
+    return [name for name, (stored, given) in pairs.items() if stored != given]
+
+
 async def import_block(
     store: MemoryStore,
     agent: str,
@@ -287,6 +302,13 @@ async def import_block(
             return None
         report.created.append(block.label)
         return made
+    settings = _settings_changed(current, block)
+    if settings:
+        report.ignored[block.label] = (
+            f"{', '.join(settings)} changed in the file and left as stored: an import "
+            "changes only a block's text and description (use satchel memory configure, "
+            "or context archive/load, for the rest)"
+        )
     if current.value == block.value and current.description == block.description:
         report.unchanged.append(block.label)
         return None

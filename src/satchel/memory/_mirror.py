@@ -236,7 +236,7 @@ class MarkdownMirror:
                     self._synced[path] = _digest(text)
                 elif block.label in report.conflicts:
                     await self._keep_theirs(block.label)
-        for label, why in {**report.conflicts, **report.refused}.items():
+        for label, why in {**report.conflicts, **report.refused, **report.ignored}.items():
             logger.warning("mirror of %r: %s: %s", self.agent, label, why)
         if changed:
             await self.write_out()
