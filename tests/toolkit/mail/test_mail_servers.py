@@ -58,6 +58,25 @@ async def test_a_wrong_imap_password_fails_without_leaking_it(imap_server: ImapS
     assert "wrong-secret" not in repr(result.error)
 
 
+async def test_without_smtp_a_send_whose_copy_cannot_be_filed_fails_instead_of_a_receipt() -> None:
+    backend = ImapSmtpBackend(imap=_imap(free_port()), smtp=None, address=ME)
+    result = await _tools(backend).call("send_email", _SEND)
+    assert result.error is not None
+    assert result.error.kind == "failed"
+    assert "Nothing was sent" in result.error.message
+    assert "no SMTP server" in result.error.message
+
+
+async def test_without_smtp_or_a_sent_folder_nothing_pretends_to_be_sent(
+    imap_server: ImapServer,
+) -> None:
+    backend = ImapSmtpBackend(imap=_imap(imap_server.port), smtp=None, address=ME, sent_folder=None)
+    result = await _tools(backend).call("send_email", _SEND)
+    assert result.error is not None
+    assert result.error.kind == "failed"
+    assert "Configure SMTP" in result.error.message
+
+
 async def test_sending_through_an_smtp_server_that_is_down_fails_and_files_nothing(
     imap_server: ImapServer,
 ) -> None:

@@ -207,19 +207,36 @@ class ImapSmtpBackend:
     def send_email(self, message: EmailMessage) -> SentEmail:
         """Send through SMTP, then append a copy to the Sent folder (see
         :class:`MailBackend`). A copy that cannot be filed leaves ``saved_as`` empty; it
-        is no error, since the message went out."""
+        is no error, since the message went out. Without SMTP, filing the copy is all a
+        send does, so a copy that cannot be filed is a failure.
+
+        Raises:
+            ToolFailed: SMTP refused the message, or, without SMTP, the copy could not
+                be filed (nothing happened).
+        """
         if self.smtp is not None:
             submit(self.smtp, message)
         saved: str | None = None
         if self.sent_folder is not None:
-            saved = self._file_sent(message, self.sent_folder)
+            saved = self._file_sent(message, self.sent_folder, sent=self.smtp is not None)
+        elif self.smtp is None:
+            raise ToolFailed(
+                "Nothing was sent: no SMTP server is configured and there is no Sent "
+                "folder to file the message in. Configure SMTP to send mail.",
+            )
         return receipt_of(message, saved)
 
-    def _file_sent(self, message: EmailMessage, folder: str) -> str | None:
+    def _file_sent(self, message: EmailMessage, folder: str, *, sent: bool) -> str | None:
         try:
             with self._client() as client:
                 reply = client.append(folder, message.as_bytes(), flags=[_SEEN])
         except ToolFailed as exc:
+            if not sent:  # filing was the whole send: say that nothing happened
+                raise ToolFailed(
+                    f"Nothing was sent: no SMTP server is configured, and the copy could "
+                    f"not be filed in {folder!r} either ({exc.message}).",
+                    details={"folder": folder},
+                ) from exc
             logger.warning("sent, but could not file a copy in %r: %s", folder, exc.message)
             return None
         match = _APPENDUID.search(reply if isinstance(reply, bytes) else b"")
