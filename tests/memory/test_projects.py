@@ -254,6 +254,22 @@ def test_names_of_paths_without_colons_or_percent_signs_are_unchanged() -> None:
     assert project_for_root("file:///C:/code/app").agent == "project:C::code:app"
 
 
+def test_a_windows_root_never_takes_the_remote_of_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On POSIX ``C:/code/app`` is a relative path; resolved, it fell inside the
+    repository the process ran in and took that repository's remote (CI's checkout)."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "remote", "add", "origin", "https://example.com/acme/here"],
+        check=True,
+    )
+    monkeypatch.chdir(tmp_path)
+    project = project_for_root("file:///C:/code/app")
+    assert project.agent == "project:C::code:app"
+    assert project.remote is None
+
+
 @given(
     st.lists(
         st.text(alphabet="ab:%./-", min_size=1, max_size=4).filter(lambda s: s not in {".", ".."}),

@@ -218,6 +218,8 @@ def _remote_of(path: Path) -> str | None:
 
 
 def _git_config(path: Path) -> Path | None:
+    if not path.is_absolute():  # C:/code on a POSIX machine: never a folder of this one
+        return None
     try:
         here = path.resolve()
     except (OSError, RuntimeError):
