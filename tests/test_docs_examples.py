@@ -1,0 +1,215 @@
+"""The documentation's examples are real code (issue 29, item 8).
+
+Every ``python`` block of README.md and docs/*.md is one test, named by its file and
+number (``docs/tools.md#3``): it runs alone, as a script, in a fresh process whose
+working directory is an empty temporary folder, and fails with the block's text and
+what it printed. A block that needs what a test cannot have (a hosted model, a real
+service) is preceded by a ``<!-- not run: why -->`` line; it is still compiled, and
+every name it imports from satchel must exist.
+
+Every ``bash`` line that runs ``satchel`` (or ``uv run satchel``) names a real command
+and only options that command has; the safe, local ones run against a temporary
+database.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+
+from satchel.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
+FENCE = re.compile(r"^```(\w*)\s*$")
+NOT_RUN = re.compile(r"^<!-- not run: (?P<why>.+?) -->$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Block:
+    """One fenced code block of a document."""
+
+    document: Path
+    language: str
+    number: int
+    line: int
+    code: str
+    not_run: str | None
+
+    @property
+    def id(self) -> str:
+        return f"{self.document.relative_to(ROOT).as_posix()}#{self.number}"
+
+    def shown(self) -> str:
+        lines = self.code.splitlines()
+        return "\n".join(f"{self.line + i:4} | {text}" for i, text in enumerate(lines, 1))
+
+
+def _blocks(languages: frozenset[str]) -> list[Block]:
+    found: list[Block] = []
+    for document in DOCUMENTS:
+        lines = document.read_text(encoding="utf-8").splitlines()
+        number = 0
+        index = 0
+        while index < len(lines):
+            opened = FENCE.match(lines[index])
+            if opened is None:
+                index += 1
+                continue
+            end = index + 1
+            while end < len(lines) and lines[end].rstrip() != "```":
+                end += 1
+            language = opened.group(1)
+            if language in languages:
+                number += 1
+                marker = NOT_RUN.match(lines[index - 1]) if index else None
+                found.append(
+                    Block(
+                        document=document,
+                        language=language,
+                        number=number,
+                        line=index + 1,
+                        code="\n".join(lines[index + 1 : end]) + "\n",
+                        not_run=marker.group("why") if marker else None,
+                    )
+                )
+            index = end + 1
+    return found
+
+
+PYTHON = _blocks(frozenset({"python", "py"}))
+BASH = _blocks(frozenset({"bash", "sh", "shell"}))
+
+
+def test_the_documents_have_python_examples() -> None:
+    assert len(PYTHON) >= 29
+    assert all(block.language == "python" for block in PYTHON), "use ```python, not ```py"
+
+
+def test_few_examples_are_left_unrun() -> None:
+    unrun = [block.id for block in PYTHON if block.not_run]
+    assert len(unrun) <= 3, unrun
+
+
+@pytest.mark.parametrize("block", [b for b in PYTHON if not b.not_run], ids=lambda b: b.id)
+def test_python_example_runs(block: Block, tmp_path: Path) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(block.code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1"}
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 0, (
+        f"{block.id} (line {block.line}) failed:\n{block.shown()}\n"
+        f"--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
+    )
+
+
+@pytest.mark.parametrize("block", [b for b in PYTHON if b.not_run], ids=lambda b: b.id)
+def test_unrun_python_example_compiles_and_imports_real_names(block: Block) -> None:
+    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    tree = compile(block.code, block.id, "exec", flags=flags, dont_inherit=True)
+    assert isinstance(tree, ast.Module)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("satchel"):
+            module = importlib.import_module(node.module or "")
+            missing = [a.name for a in node.names if not hasattr(module, a.name)]
+            assert not missing, f"{block.id}: {node.module} has no {missing}"
+
+
+def _satchel_commands(block: Block) -> list[list[str]]:
+    """The ``satchel ...`` command lines of a shell block, as argument lists after the
+    word ``satchel``, comments and line continuations removed."""
+    text = block.code.replace("\\\n", " ")
+    commands: list[list[str]] = []
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        if words[:2] == ["uv", "run"]:
+            words = words[2:]
+        if words[:1] == ["satchel"]:
+            commands.append(words[1:])
+    return commands
+
+
+SATCHEL_LINES = [
+    pytest.param(block, words, id=f"{block.id}:{' '.join(words[:2])}")
+    for block in BASH
+    for words in _satchel_commands(block)
+]
+
+
+def _resolve(words: list[str]) -> tuple[Any, list[str], list[str]]:
+    """The (click) command a satchel command line reaches, its path and what follows.
+    typer vendors its own click, so commands are told apart by their ``commands``."""
+    command: Any = typer.main.get_command(app)
+    path: list[str] = []
+    rest = list(words)
+    while hasattr(command, "commands") and rest and not rest[0].startswith("-"):
+        sub = command.commands.get(rest[0])
+        assert sub is not None, f"satchel {' '.join(path)} has no command {rest[0]!r}"
+        path.append(rest.pop(0))
+        command = sub
+    return command, path, rest
+
+
+def test_shell_examples_run_satchel() -> None:
+    assert len(SATCHEL_LINES) >= 20
+
+
+@pytest.mark.parametrize(("block", "words"), SATCHEL_LINES)
+def test_shell_example_names_a_real_command_and_real_options(
+    block: Block, words: list[str]
+) -> None:
+    command, path, rest = _resolve(words)
+    assert not hasattr(command, "commands"), f"{block.id}: satchel {path} needs a command"
+    options = {name for param in command.params for name in getattr(param, "opts", [])}
+    used = [word.split("=", 1)[0] for word in rest if word.startswith("-")]
+    unknown = [flag for flag in used if flag not in options]
+    where = f"{block.id}: satchel {' '.join(path)}"
+    assert not unknown, f"{where} has no option {unknown}"
+
+
+def _run_satchel(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "satchel", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_every_documented_command_has_help(tmp_path: Path) -> None:
+    paths = sorted({tuple(_resolve(words)[1]) for block in BASH for words in _satchel_commands(block)})
+    for path in paths:
+        done = _run_satchel([*path, "--help"], tmp_path)
+        assert done.returncode == 0, f"satchel {' '.join(path)} --help:\n{done.stderr}"
+
+
+def test_documented_memory_merge_runs_on_a_temporary_database(tmp_path: Path) -> None:
+    db = str(tmp_path / "memory.db")
+    for agent in ("default", "me"):
+        made = _run_satchel(["memory", "set", "notes", "x", "--db", db, "--agent", agent], tmp_path)
+        assert made.returncode == 0, made.stderr
+    block = next(b for b in BASH if "memory merge" in b.code)
+    for words in _satchel_commands(block):
+        done = _run_satchel([*words, "--db", db], tmp_path)
+        assert done.returncode == 0, f"satchel {' '.join(words)}:\n{done.stderr}"
