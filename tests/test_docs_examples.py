@@ -3,7 +3,9 @@
 Every ``python`` block of README.md and docs/*.md is one test, named by its file and
 number (``docs/tools.md#3``): it runs alone, as a script, in a fresh process whose
 working directory is an empty temporary folder, and fails with the block's text and
-what it printed. A block that needs what a test cannot have (a hosted model, a real
+what it printed. A block of another language in the same document whose first line
+names a file (``# bakery.toml``) is written to that folder first, so an example can read
+the configuration shown above it. A block that needs what a test cannot have (a hosted model, a real
 service) is preceded by a ``<!-- not run: why -->`` line; it is still compiled, and
 every name it imports from satchel must exist.
 
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 FENCE = re.compile(r"^```(\w*)\s*$")
 NOT_RUN = re.compile(r"^<!-- not run: (?P<why>.+?) -->$")
+FILE_NAME = re.compile(r"^# (?P<name>[\w.-]+\.\w+)$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +93,17 @@ def _blocks(languages: frozenset[str]) -> list[Block]:
 
 PYTHON = _blocks(frozenset({"python", "py"}))
 BASH = _blocks(frozenset({"bash", "sh", "shell"}))
+DATA = _blocks(frozenset({"toml", "yaml", "json"}))
+
+
+def _files_shown(document: Path) -> dict[str, str]:
+    """The files ``document`` shows whole: ``# name.ext`` blocks, by name."""
+    files: dict[str, str] = {}
+    for block in DATA:
+        named = FILE_NAME.match(block.code.splitlines()[0])
+        if block.document == document and named is not None:
+            files[named.group("name")] = block.code
+    return files
 
 
 def test_the_documents_have_python_examples() -> None:
@@ -104,6 +118,8 @@ def test_few_examples_are_left_unrun() -> None:
 
 @pytest.mark.parametrize("block", [b for b in PYTHON if not b.not_run], ids=lambda b: b.id)
 def test_python_example_runs(block: Block, tmp_path: Path) -> None:
+    for name, text in _files_shown(block.document).items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
     script = tmp_path / "example.py"
     script.write_text(block.code, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1"}
@@ -198,7 +214,9 @@ def _run_satchel(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]
 
 
 def test_every_documented_command_has_help(tmp_path: Path) -> None:
-    paths = sorted({tuple(_resolve(words)[1]) for block in BASH for words in _satchel_commands(block)})
+    paths = sorted(
+        {tuple(_resolve(words)[1]) for block in BASH for words in _satchel_commands(block)}
+    )
     for path in paths:
         done = _run_satchel([*path, "--help"], tmp_path)
         assert done.returncode == 0, f"satchel {' '.join(path)} --help:\n{done.stderr}"
