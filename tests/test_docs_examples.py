@@ -231,3 +231,19 @@ def test_documented_memory_merge_runs_on_a_temporary_database(tmp_path: Path) ->
     for words in _satchel_commands(block):
         done = _run_satchel([*words, "--db", db], tmp_path)
         assert done.returncode == 0, f"satchel {' '.join(words)}:\n{done.stderr}"
+
+
+def test_the_inspector_examples_start_satchel_from_the_checkout() -> None:
+    """The Inspector spawns its command itself; in a checkout there is no ``satchel`` on
+    ``PATH`` (``spawn satchel ENOENT``), so the command is ``uv run satchel``."""
+    lines = [
+        line
+        for block in BASH
+        for line in block.code.splitlines()
+        if "@modelcontextprotocol/inspector" in line
+    ]
+    assert lines
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        command = words[words.index("--cli") + 1 :]
+        assert command[:4] == ["uv", "run", "satchel", "serve"], line
