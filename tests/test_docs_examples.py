@@ -116,16 +116,24 @@ def test_few_examples_are_left_unrun() -> None:
     assert len(unrun) <= 3, unrun
 
 
-@pytest.mark.parametrize("block", [b for b in PYTHON if not b.not_run], ids=lambda b: b.id)
+RUNNABLE = [b for b in PYTHON if not b.not_run]
+
+
+@pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.id)
 def test_python_example_runs(block: Block, tmp_path: Path) -> None:
-    for name, text in _files_shown(block.document).items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
-    script = tmp_path / "example.py"
+    work = tmp_path / "work"
+    scratch = tmp_path / "scratch"
+    work.mkdir()
+    scratch.mkdir()
+    shown = _files_shown(block.document)
+    for name, text in shown.items():
+        (work / name).write_text(text, encoding="utf-8")
+    script = work / "example.py"
     script.write_text(block.code, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1"}
+    env = {**os.environ, "TMPDIR": str(scratch), "NO_COLOR": "1"}
     done = subprocess.run(
         [sys.executable, str(script)],
-        cwd=tmp_path,
+        cwd=work,
         env=env,
         capture_output=True,
         text=True,
@@ -136,6 +144,24 @@ def test_python_example_runs(block: Block, tmp_path: Path) -> None:
         f"{block.id} (line {block.line}) failed:\n{block.shown()}\n"
         f"--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
     )
+    left = sorted(path.name for path in work.iterdir())
+    assert left == sorted({"example.py", *shown}), (
+        f"{block.id} wrote {left} where it was run: an example's files go in a scratch "
+        "folder (tempfile.mkdtemp())"
+    )
+
+
+@pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.id)
+def test_python_example_prints_what_it_shows(block: Block) -> None:
+    """A value left as a bare expression (``result.reply``) shows nothing when the
+    block runs as a script: print it."""
+    bare = [
+        ast.unparse(node)
+        for node in ast.walk(ast.parse(block.code))
+        if isinstance(node, ast.Expr)
+        and not isinstance(node.value, ast.Call | ast.Await | ast.Constant)
+    ]
+    assert not bare, f"{block.id}: print {bare}"
 
 
 @pytest.mark.parametrize("block", [b for b in PYTHON if b.not_run], ids=lambda b: b.id)
