@@ -273,3 +273,36 @@ def test_the_inspector_examples_start_satchel_from_the_checkout() -> None:
         words = shlex.split(line, comments=True)
         command = words[words.index("--cli") + 1 :]
         assert command[:4] == ["uv", "run", "satchel", "serve"], line
+
+
+def _every_option(command: Any) -> set[str]:
+    """The options of ``command`` and of every command under it."""
+    found: set[str] = set()
+    for param in getattr(command, "params", ()):
+        found |= {*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())}
+    for sub in getattr(command, "commands", {}).values():
+        found |= _every_option(sub)
+    return found
+
+
+SYNOPSES = [block for block in _blocks(frozenset({""})) if block.code.startswith("satchel ")]
+
+
+@pytest.mark.parametrize("block", SYNOPSES, ids=lambda b: b.id)
+def test_cli_synopsis_names_real_commands_and_options(block: Block) -> None:
+    """The plain blocks that sum the CLI up (``satchel serve [--db PATH] ...``): each
+    ``satchel NAME`` is a command, and each option on its lines is one of its own (or of
+    a command in its group)."""
+    root: Any = typer.main.get_command(app)
+    command: Any = None
+    wrong: list[str] = []
+    for line in block.code.splitlines():
+        named = re.match(r"^satchel (\w+)", line)
+        if named is not None:
+            command = root.commands.get(named.group(1))
+            assert command is not None, f"{block.id}: no command satchel {named.group(1)}"
+        if command is None:
+            continue
+        used = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", line))
+        wrong += [f"{command.name} {flag}" for flag in sorted(used - _every_option(command))]
+    assert not wrong, f"{block.id}: no such option: {wrong}"
