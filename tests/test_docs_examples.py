@@ -228,10 +228,13 @@ def test_shell_example_names_a_real_command_and_real_options(
     assert not unknown, f"{where} has no option {unknown}"
 
 
-def _run_satchel(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run_satchel(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "satchel", *args],
         cwd=cwd,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -246,6 +249,21 @@ def test_every_documented_command_has_help(tmp_path: Path) -> None:
     for path in paths:
         done = _run_satchel([*path, "--help"], tmp_path)
         assert done.returncode == 0, f"satchel {' '.join(path)} --help:\n{done.stderr}"
+
+
+def test_documented_install_dry_runs_print_an_entry_and_write_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "APPDATA": str(home)}
+    dry = [
+        w for b in BASH for w in _satchel_commands(b) if w[:1] == ["install"] and "--dry-run" in w
+    ]
+    assert dry
+    for words in dry:
+        done = _run_satchel(words, tmp_path, env)
+        assert done.returncode == 0, f"satchel {' '.join(words)}:\n{done.stderr}"
+        assert '"satchel"' in done.stdout
+    assert list(home.iterdir()) == []
 
 
 def test_documented_memory_merge_runs_on_a_temporary_database(tmp_path: Path) -> None:
