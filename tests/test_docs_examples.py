@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import re
 import shlex
@@ -211,6 +212,31 @@ def _resolve(words: list[str]) -> tuple[Any, list[str], list[str]]:
     return command, path, rest
 
 
+def _unknown_options(command: Any, words: list[str]) -> list[str]:
+    """The options among ``words`` (``--db``, ``--db=x``) that ``command`` lacks."""
+    options = {name for param in command.params for name in getattr(param, "opts", [])}
+    used = [word.split("=", 1)[0] for word in words if word.startswith("-")]
+    return [flag for flag in used if flag not in options]
+
+
+def _client_entries() -> list[list[str]]:
+    """The ``"args": ["serve", ...]`` of the MCP client entries the JSON blocks show."""
+    entries: list[list[str]] = []
+    for block in DATA:
+        for listed in re.findall(r'"args":\s*(\[.*?\])', block.code, re.S):
+            entries.append(json.loads(listed))
+    return entries
+
+
+def test_client_entries_name_real_commands_and_options() -> None:
+    entries = _client_entries()
+    assert len(entries) >= 2
+    for words in entries:
+        command, path, rest = _resolve(words)
+        unknown = _unknown_options(command, rest)
+        assert not unknown, f"satchel {' '.join(path)} has no option {unknown}"
+
+
 def test_shell_examples_run_satchel() -> None:
     assert len(SATCHEL_LINES) >= 20
 
@@ -221,9 +247,7 @@ def test_shell_example_names_a_real_command_and_real_options(
 ) -> None:
     command, path, rest = _resolve(words)
     assert not hasattr(command, "commands"), f"{block.id}: satchel {path} needs a command"
-    options = {name for param in command.params for name in getattr(param, "opts", [])}
-    used = [word.split("=", 1)[0] for word in rest if word.startswith("-")]
-    unknown = [flag for flag in used if flag not in options]
+    unknown = _unknown_options(command, rest)
     where = f"{block.id}: satchel {' '.join(path)}"
     assert not unknown, f"{where} has no option {unknown}"
 
