@@ -3,15 +3,18 @@
 Every ``python`` block of README.md and docs/*.md is one test, named by its file and
 number (``docs/tools.md#3``): it runs alone, as a script, in a fresh process whose
 working directory is an empty temporary folder, and fails with the block's text and
-what it printed. A block of another language in the same document whose first line
-names a file (``# bakery.toml``) is written to that folder first, so an example can read
-the configuration shown above it. A block that needs what a test cannot have (a hosted model, a real
-service) is preceded by a ``<!-- not run: why -->`` line; it is still compiled, and
-every name it imports from satchel must exist.
+what it printed. It must leave that folder as it found it (an example's files go in a
+``tempfile.mkdtemp()`` folder) and print what it shows (no bare ``result.reply``). A
+block of another language in the same document whose first line names a file
+(``# bakery.toml``) is written to that folder first, so an example can read the
+configuration shown above it. A block that needs what a test cannot have (a hosted
+model, a real service) follows a ``<!-- not run: why -->`` line; it is still compiled,
+and every name it imports from satchel must exist.
 
-Every ``bash`` line that runs ``satchel`` (or ``uv run satchel``) names a real command
-and only options that command has; the safe, local ones run against a temporary
-database.
+The command lines are checked against the real CLI: every ``satchel`` (or ``uv run
+satchel``) line of a ``bash`` block, the MCP client entries of the JSON blocks and the
+plain blocks that sum the CLI up name real commands and options; ``--help`` of each
+documented command, the ``install --dry-run`` lines and ``memory merge`` run.
 """
 
 from __future__ import annotations
