@@ -198,7 +198,7 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
         if params.repeat is not None:
             recurrence = read_recurrence(self.reader, params.repeat, field="repeat", start=given)
             rule = recurrence.rule
-            given = given or _timed(recurrence.first)
+            given = _timed(recurrence.first)  # the start, moved onto the rule's first day
         if given is None:
             raise ToolRetry(
                 "Say when: give 'when' (e.g. 'in 20 minutes', 'tomorrow at 9am') or "
