@@ -93,6 +93,19 @@ def task_tools(
             )
         return found
 
+    def list_of(todo: icalendar.Component, given: str | None) -> str | None:
+        """The list ``todo`` is on, named as ``list_tasks`` names it."""
+        if given is not None:
+            return given
+        names = tasks.task_lists()
+        if len(names) == 1:
+            return names[0]
+        uid = str(todo.get("UID", ""))
+        for name in names:
+            if any(str(t.get("UID", "")) == uid for t in tasks.items("todo", name)):
+                return name
+        return None
+
     def set_due(todo: icalendar.Component, due: str) -> None:
         drop(todo, "DUE")
         if due.strip().lower() in ("", "none"):
@@ -144,7 +157,7 @@ def task_tools(
             set_due(todo, due)
         set_status(todo, False)
         tasks.save("todo", todo, task_list, new=True)
-        return task_record(todo, config.zone(), task_list)
+        return task_record(todo, config.zone(), list_of(todo, task_list))
 
     @tool(
         category="tasks",
@@ -176,13 +189,13 @@ def task_tools(
             set_due(todo, due)
         touch(todo)
         tasks.save("todo", todo)
-        return task_record(todo, config.zone(), None)
+        return task_record(todo, config.zone(), list_of(todo, None))
 
     def marked(task_id: str, *, done: bool) -> TaskItem:
         todo = find(task_id)
         set_status(todo, done)
         tasks.save("todo", todo)
-        return task_record(todo, config.zone(), None)
+        return task_record(todo, config.zone(), list_of(todo, None))
 
     @tool(
         category="tasks",
