@@ -19,6 +19,7 @@ from satchel.toolkit._agenda_store import (
     TaskStatus,
     TrackedTask,
     at_reminder_time,
+    shown,
     within,
 )
 from satchel.toolkit._config import ToolkitConfig
@@ -161,7 +162,7 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
                 reminder = await self._schedule(agent, params)
                 return ReminderOutput(
                     message=f"Reminder {reminder.id} set for "
-                    f"{reminder.local_due():%A %Y-%m-%d %H:%M %Z}.",
+                    f"{reminder.local_due():%A} {shown(reminder.local_due())}.",
                     reminders=[_view(reminder)],
                 )
             case ReminderList():
@@ -416,4 +417,5 @@ def agenda_tools(
     agenda = store if isinstance(store, MemoryAgenda) else MemoryAgenda(store)
     config = config if config is not None else ToolkitConfig.load()
     reader = DateReader(config.zone(), now=agenda.now)
-    return [ScheduleReminderTool(agenda, reader), TrackTaskTool(agenda, reader)]
+    precise = DateReader(config.zone(), now=agenda.now, precise=True)  # "in 20 seconds"
+    return [ScheduleReminderTool(agenda, precise), TrackTaskTool(agenda, reader)]

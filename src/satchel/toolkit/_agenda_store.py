@@ -66,6 +66,14 @@ class Reminder(BaseModel):
     fired_at: datetime | None = Field(default=None, description="When it last fell due.")
     times_fired: int = 0
     created_at: datetime
+    late: bool = Field(
+        default=False,
+        description="It fell due later than its time (nothing was delivering then); set "
+        "on the copy that fire_due returns.",
+    )
+    task_id: str | None = Field(
+        default=None, description="The tracked task it is about (its due date or a nudge)."
+    )
 
     def local_due(self) -> datetime:
         """:attr:`due` in the user's zone."""
@@ -104,6 +112,35 @@ def next_occurrence(rule: str, first: datetime, after: datetime, zone: ZoneInfo)
     return None if found is None else found.replace(tzinfo=zone).astimezone(UTC)
 
 
+_MAX_MISSED = 1000
+"""Missed occurrences are counted up to this many (a secondly rule after a year away)."""
+
+
+def _missed(reminder: Reminder, now: datetime) -> int:
+    """How many occurrences of ``reminder`` fell between its due time and ``now`` (1 for
+    a one-off one)."""
+    if reminder.repeat is None:
+        return 1
+    from dateutil.rrule import rrulestr
+
+    zone = ZoneInfo(reminder.timezone)
+    first = reminder.due.astimezone(zone).replace(tzinfo=None)
+    rules = rrulestr(reminder.repeat.removeprefix("RRULE:"), dtstart=first, ignoretz=True)
+    until = now.astimezone(zone).replace(tzinfo=None)
+    count = 0
+    for occurrence in rules.xafter(first, inc=True):  # pyright: ignore[reportUnknownVariableType]
+        if occurrence > until or count >= _MAX_MISSED:
+            break
+        count += 1
+    return max(1, count)
+
+
+def _pending(reminder: Reminder) -> bool:
+    """Whether ``reminder`` waits for a time: a one-off one until it falls due, a
+    repeating one always."""
+    return reminder.status == "scheduled" or reminder.repeat is not None
+
+
 def _new_id() -> str:
     return secrets.token_hex(3)
 
@@ -114,15 +151,24 @@ class MemoryAgenda:
     Args:
         store: The memory store.
         clock: The current time (for tests); default the real clock.
+        late_after: A reminder delivered more than this after its time is marked late
+            (it was missed while nothing was delivering).
 
     Example:
         >>> agenda = MemoryAgenda(store)
         >>> await agenda.schedule("ada", "Call Bob", due, zone)  # doctest: +SKIP
     """
 
-    def __init__(self, store: MemoryStore, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        late_after: timedelta = timedelta(minutes=1),
+    ) -> None:
         self.store = store
         self._clock = clock
+        self.late_after = late_after
         self._listeners: list[Callable[[], None]] = []
 
     def now(self) -> datetime:
@@ -143,9 +189,16 @@ class MemoryAgenda:
     # -- reminders ------------------------------------------------------------------
 
     async def schedule(
-        self, agent: str, message: str, due: datetime, zone: ZoneInfo, repeat: str | None = None
+        self,
+        agent: str,
+        message: str,
+        due: datetime,
+        zone: ZoneInfo,
+        repeat: str | None = None,
+        *,
+        task_id: str | None = None,
     ) -> Reminder:
-        """Store a new reminder."""
+        """Store a new reminder (``task_id``: the tracked task it is about)."""
         reminder = Reminder(
             id=_new_id(),
             message=message,
@@ -153,6 +206,7 @@ class MemoryAgenda:
             timezone=zone.key,
             repeat=repeat,
             created_at=self.now(),
+            task_id=task_id,
         )
         await self.store.create_block(
             agent,
@@ -203,14 +257,26 @@ class MemoryAgenda:
 
     async def dismiss(self, agent: str, reminder_id: str) -> Reminder | None:
         """Take a due reminder out of context: a one-off one is deleted, a repeating one
-        goes back to waiting for its next time. Returns the reminder as it now stands
+        goes back to waiting for its next time (an occurrence already past counts as
+        handled: it does not fire again stale). Returns the reminder as it now stands
         (``None`` when deleted)."""
         block, reminder = await self._reminder(agent, reminder_id)
         if reminder.repeat is None:
             await self.store.delete_block(agent, block.label)
             self._changed()
             return None
-        waiting = reminder.model_copy(update={"status": "scheduled"})
+        update: dict[str, object] = {"status": "scheduled"}
+        now = self.now()
+        if reminder.due <= now:
+            following = next_occurrence(
+                reminder.repeat, reminder.due, now, ZoneInfo(reminder.timezone)
+            )
+            if following is None:  # the rule has ended: nothing more to wait for
+                await self.store.delete_block(agent, block.label)
+                self._changed()
+                return None
+            update["due"] = following
+        waiting = reminder.model_copy(update=update)
         await self._save(agent, block, waiting, BlockKind.ARCHIVAL)
         return waiting
 
@@ -228,15 +294,22 @@ class MemoryAgenda:
         self._changed()
 
     async def next_due(self, agent: str) -> datetime | None:
-        """When the next waiting reminder of ``agent`` falls due."""
-        waiting = [r.due for r in await self.reminders(agent) if r.status == "scheduled"]
+        """When the next reminder of ``agent`` falls due (a repeating one falls due at
+        every occurrence, dismissed or not)."""
+        waiting = [r.due for r in await self.reminders(agent) if _pending(r)]
         return min(waiting, default=None)
 
     async def fire_due(self, agent: str) -> list[Reminder]:
         """Deliver every reminder of ``agent`` whose time has come: load it into working
         memory (marked due), add a system message to the conversation, and move a
-        repeating one's next time on. Returns the reminders delivered, as they were when
-        they fell due."""
+        repeating one's next time on.
+
+        A repeating reminder falls due at every occurrence, whether the last one was
+        dismissed or not; occurrences missed while nothing was delivering fire once, and
+        a reminder delivered more than :attr:`late_after` after its time is marked late.
+
+        Returns the reminders delivered, as they were when they fell due (``late`` set).
+        """
         now = self.now()
         fired: list[Reminder] = []
         for block, value in await self._records(agent, REMINDER_TAG):
@@ -244,7 +317,7 @@ class MemoryAgenda:
                 reminder = Reminder.model_validate_json(value)
             except ValidationError:
                 continue
-            if reminder.status != "scheduled" or reminder.due > now:
+            if not _pending(reminder) or reminder.due > now:
                 continue
             update: dict[str, object] = {
                 "status": "due",
@@ -256,21 +329,34 @@ class MemoryAgenda:
                 following = next_occurrence(reminder.repeat, reminder.due, now, zone)
                 if following is not None:
                     update["due"] = following
+                else:  # the rule has ended: this was its last occurrence
+                    update["repeat"] = None
             try:
                 await self._save(
                     agent, block, reminder.model_copy(update=update), BlockKind.WORKING
                 )
             except (VersionConflictError, NotFoundError):
                 continue  # another process delivered, dismissed or cancelled it meanwhile
-            local = reminder.local_due().strftime("%Y-%m-%d %H:%M %Z")
+            late = now - reminder.due > self.late_after
+            local = shown(reminder.local_due())
+            missed = _missed(reminder, now)
+            heading = f"Reminder (due {local})"
+            if late:
+                times = f", missed {missed} times" if missed > 1 else ""
+                heading = f"Late reminder (was due {local}{times})"
+            metadata: dict[str, object] = {"reminder_id": reminder.id, "late": late}
+            if missed > 1:
+                metadata["missed"] = missed
+            if reminder.task_id is not None:
+                metadata["task_id"] = reminder.task_id
             await self.store.add_message(
                 agent,
                 "system",
-                f"Reminder (due {local}): {reminder.message}",
+                f"{heading}: {reminder.message}",
                 tags=(REMINDER_TAG,),
-                metadata={"reminder_id": reminder.id},
+                metadata=metadata,
             )
-            fired.append(reminder)
+            fired.append(reminder.model_copy(update={"late": late}))
         return fired
 
     # -- tracked tasks --------------------------------------------------------------
@@ -336,6 +422,13 @@ class MemoryAgenda:
             agent, block.label, task.model_dump_json(), expected_version=block.version
         )
         return task
+
+
+def shown(moment: datetime) -> str:
+    """``moment`` as a reminder message shows it: to the minute, seconds when it has
+    some ("in 20 seconds")."""
+    seconds = ":%S" if moment.second else ""
+    return moment.strftime(f"%Y-%m-%d %H:%M{seconds} %Z")
 
 
 def at_reminder_time(day_start: datetime) -> datetime:
