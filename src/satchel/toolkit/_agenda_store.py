@@ -22,13 +22,21 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field, ValidationError
 
-from satchel._errors import NotFoundError, ToolRetry, VersionConflictError
+from satchel._errors import AlreadyExistsError, NotFoundError, ToolRetry, VersionConflictError
 from satchel.memory import Block, BlockKind, MemoryStore, Permission
+from satchel.toolkit._task_focus import (
+    OPEN_TASKS_LABEL,
+    due_reminder_time,
+    nudge_text,
+    open_tasks_text,
+    overdue_at,
+)
 
 __all__ = [
     "REMINDER_TAG",
     "TASK_TAG",
     "MemoryAgenda",
+    "Priority",
     "Reminder",
     "Step",
     "TaskStatus",
@@ -45,6 +53,8 @@ TASK_TAG = "tracked_task"
 
 TaskStatus = Literal["todo", "in_progress", "blocked", "done"]
 """Where a tracked task stands."""
+Priority = Literal["high", "normal", "low"]
+"""How much a tracked task matters against the others with the same due date."""
 
 _DUE_DESCRIPTION = (
     "A reminder you scheduled; it is due now. Act on it, then dismiss it with "
@@ -52,6 +62,11 @@ _DUE_DESCRIPTION = (
 )
 _WAITING_DESCRIPTION = "A reminder you scheduled (schedule_reminder); not due yet."
 _TASK_DESCRIPTION = "A task you are tracking with track_task."
+_OPEN_TASKS_DESCRIPTION = (
+    "The open tasks you track with track_task, soonest due first; ▶ marks each task's "
+    "next step. Kept up to date for you: change tasks with track_task, not here."
+)
+_OPEN_TASKS_TAG = "open_tasks"
 
 
 class Reminder(BaseModel):
@@ -98,6 +113,18 @@ class TrackedTask(BaseModel):
     due: datetime | None = None
     created_at: datetime
     updated_at: datetime
+    due_all_day: bool = Field(default=False, description="The due date is a day, not a time.")
+    estimate_minutes: int | None = Field(default=None, description="How long it takes.")
+    priority: Priority = "normal"
+    timezone: str | None = Field(default=None, description="The user's zone at creation.")
+    reminder_id: str | None = Field(default=None, description="The due date's reminder.")
+    overdue_since: datetime | None = Field(
+        default=None, description="When it was found overdue (and nudged, once)."
+    )
+
+    def zone(self) -> ZoneInfo:
+        """The user's zone (UTC when unknown)."""
+        return ZoneInfo(self.timezone or "UTC")
 
 
 def next_occurrence(rule: str, first: datetime, after: datetime, zone: ZoneInfo) -> datetime | None:
@@ -296,7 +323,12 @@ class MemoryAgenda:
     async def next_due(self, agent: str) -> datetime | None:
         """When the next reminder of ``agent`` falls due (a repeating one falls due at
         every occurrence, dismissed or not)."""
+
         waiting = [r.due for r in await self.reminders(agent) if _pending(r)]
+        for task in await self.tasks(agent):
+            moment = overdue_at(task)
+            if task.status != "done" and task.overdue_since is None and moment is not None:
+                waiting.append(moment)
         return min(waiting, default=None)
 
     async def fire_due(self, agent: str) -> list[Reminder]:
@@ -308,8 +340,12 @@ class MemoryAgenda:
         dismissed or not; occurrences missed while nothing was delivering fire once, and
         a reminder delivered more than :attr:`late_after` after its time is marked late.
 
+        Open tasks whose due date has passed are marked overdue first, and their one
+        nudge is delivered with the reminders (:meth:`mark_overdue`).
+
         Returns the reminders delivered, as they were when they fell due (``late`` set).
         """
+        await self.mark_overdue(agent)
         now = self.now()
         fired: list[Reminder] = []
         for block, value in await self._records(agent, REMINDER_TAG):
@@ -362,19 +398,35 @@ class MemoryAgenda:
     # -- tracked tasks --------------------------------------------------------------
 
     async def create_task(
-        self, agent: str, title: str, notes: str, steps: list[str], due: datetime | None
+        self,
+        agent: str,
+        title: str,
+        notes: str,
+        steps: list[str],
+        due: datetime | None,
+        *,
+        due_all_day: bool = False,
+        estimate_minutes: int | None = None,
+        priority: Priority = "normal",
+        zone: ZoneInfo | None = None,
     ) -> TrackedTask:
-        """Start tracking a task."""
+        """Start tracking a task; a due date schedules its reminder (see
+        :func:`~satchel.toolkit._task_focus.due_reminder_time`)."""
         now = self.now()
         task = TrackedTask(
             id=_new_id(),
             title=title,
             notes=notes,
             steps=[Step(text=s) for s in steps],
-            due=due,
+            due=None if due is None else due.astimezone(UTC),
             created_at=now,
             updated_at=now,
+            due_all_day=due_all_day,
+            estimate_minutes=estimate_minutes,
+            priority=priority,
+            timezone=None if zone is None else zone.key,
         )
+        task = await self._with_due_reminder(agent, task)
         await self.store.create_block(
             agent,
             f"task_{task.id}",
@@ -385,6 +437,7 @@ class MemoryAgenda:
             tags=(TASK_TAG,),
             metadata={"satchel": "tracked_task"},
         )
+        await self.refresh_open_tasks(agent)
         return task
 
     async def tasks(self, agent: str) -> list[TrackedTask]:
@@ -416,12 +469,119 @@ class MemoryAgenda:
             ) from exc
 
     async def save_task(self, agent: str, block: Block, task: TrackedTask) -> TrackedTask:
-        """Write a changed task back (optimistically: a concurrent change is a retry)."""
+        """Write a changed task back (optimistically: a concurrent change is a retry),
+        moving or cancelling its due date's reminder to match, and refresh the open-tasks
+        block."""
         task = task.model_copy(update={"updated_at": self.now()})
+        if task.overdue_since is not None and not self._overdue(task):
+            task = task.model_copy(update={"overdue_since": None})  # moved on: nudge again
+        task = await self._with_due_reminder(agent, task)
         await self.store.update_block_text(
             agent, block.label, task.model_dump_json(), expected_version=block.version
         )
+        await self.refresh_open_tasks(agent)
         return task
+
+    def _overdue(self, task: TrackedTask) -> bool:
+
+        moment = overdue_at(task)
+        return task.status != "done" and moment is not None and moment <= self.now()
+
+    async def _with_due_reminder(self, agent: str, task: TrackedTask) -> TrackedTask:
+        """``task`` with the reminder of its due date in place: kept when it still rings
+        at the right time, else cancelled and (for an open task due later) scheduled."""
+
+        zone = task.zone()
+        wanted = None if task.status == "done" else due_reminder_time(task, zone)
+        if wanted is not None and wanted <= self.now():
+            wanted = None  # too late to remind of it: the overdue nudge takes over
+        current = None
+        if task.reminder_id is not None:
+            try:
+                _, current = await self._reminder(agent, task.reminder_id)
+            except ToolRetry:
+                current = None  # dismissed or cancelled
+        if current is not None and wanted is not None and current.due == wanted:
+            return task
+        if current is not None and current.status == "scheduled":
+            await self.cancel(agent, current.id)
+        if wanted is None:
+            return task.model_copy(update={"reminder_id": None})
+        reminder = await self.schedule(
+            agent, f"Task due: {task.title}", wanted, zone, task_id=task.id
+        )
+        return task.model_copy(update={"reminder_id": reminder.id})
+
+    async def mark_overdue(self, agent: str) -> list[TrackedTask]:
+        """Mark ``agent``'s open tasks whose due date has passed as overdue, each once,
+        and schedule one gentle nudge for each (a reminder due now, delivered as every
+        reminder is: the channels pick it up from there). Returns the tasks marked."""
+
+        marked: list[TrackedTask] = []
+        now = self.now()
+        for block, value in await self._records(agent, TASK_TAG):
+            try:
+                task = TrackedTask.model_validate_json(value)
+            except ValidationError:
+                continue
+            if task.overdue_since is not None or not self._overdue(task):
+                continue
+            task = task.model_copy(update={"overdue_since": now, "updated_at": now})
+            try:  # written first: of two processes, only the one that wins nudges
+                await self.store.update_block_text(
+                    agent, block.label, task.model_dump_json(), expected_version=block.version
+                )
+            except (VersionConflictError, NotFoundError):
+                continue
+            await self.schedule(
+                agent, nudge_text(task, task.zone()), now, task.zone(), task_id=task.id
+            )
+            logger.info("task %s of %r is overdue; nudged once", task.id, agent)
+            marked.append(task)
+        if marked:
+            await self.refresh_open_tasks(agent)
+        return marked
+
+    async def refresh_open_tasks(self, agent: str) -> None:
+        """Write the open-tasks working block (see
+        :func:`~satchel.toolkit._task_focus.open_tasks_text`), or remove it when no task
+        is open, so the agent always has its open tasks in context."""
+
+        tasks = await self.tasks(agent)
+        zone = max(tasks, key=lambda t: t.created_at).zone() if tasks else ZoneInfo("UTC")
+        text = open_tasks_text(tasks, zone, self.now())
+        for _ in range(3):  # another process may refresh it at the same moment
+            try:
+                block = await self.store.get_block(agent, OPEN_TASKS_LABEL)
+            except NotFoundError:
+                if not text:
+                    return
+                try:
+                    await self.store.create_block(
+                        agent,
+                        OPEN_TASKS_LABEL,
+                        text,
+                        description=_OPEN_TASKS_DESCRIPTION,
+                        kind=BlockKind.WORKING,
+                        permission=Permission.ADMIN,
+                        tags=(_OPEN_TASKS_TAG,),
+                        metadata={"satchel": "open_tasks"},
+                    )
+                    return
+                except AlreadyExistsError:
+                    continue
+            try:
+                if not text:
+                    await self.store.delete_block(agent, OPEN_TASKS_LABEL)
+                elif block.value != text:
+                    await self.store.update_block_text(
+                        agent, OPEN_TASKS_LABEL, text, expected_version=block.version
+                    )
+                if text and block.kind is not BlockKind.WORKING:
+                    await self.store.set_kind(agent, OPEN_TASKS_LABEL, BlockKind.WORKING)
+                return
+            except (VersionConflictError, NotFoundError):
+                continue
 
 
 def shown(moment: datetime) -> str:
