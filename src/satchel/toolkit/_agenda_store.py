@@ -248,14 +248,22 @@ class MemoryAgenda:
         self._changed()
         return reminder
 
-    async def _records(self, agent: str, tag: str) -> list[tuple[Block, str]]:
+    async def _listing(self, agent: str) -> list[Block]:
+        """``agent``'s own working and archival blocks (one query, shared by the looks
+        of one delivery pass)."""
         blocks = await self.store.list_blocks(agent, (BlockKind.WORKING, BlockKind.ARCHIVAL))
-        return [(b, b.value) for b in blocks if tag in b.tags and b.agent == agent]
+        return [b for b in blocks if b.agent == agent]
 
-    async def reminders(self, agent: str) -> list[Reminder]:
+    async def _records(
+        self, agent: str, tag: str, listing: list[Block] | None = None
+    ) -> list[tuple[Block, str]]:
+        blocks = listing if listing is not None else await self._listing(agent)
+        return [(b, b.value) for b in blocks if tag in b.tags]
+
+    async def reminders(self, agent: str, *, _listing: list[Block] | None = None) -> list[Reminder]:
         """Every reminder of ``agent``, soonest first."""
         found: list[Reminder] = []
-        for block, value in await self._records(agent, REMINDER_TAG):
+        for block, value in await self._records(agent, REMINDER_TAG, _listing):
             try:
                 found.append(Reminder.model_validate_json(value))
             except ValidationError:
@@ -324,8 +332,9 @@ class MemoryAgenda:
         """When the next reminder of ``agent`` falls due (a repeating one falls due at
         every occurrence, dismissed or not)."""
 
-        waiting = [r.due for r in await self.reminders(agent) if _pending(r)]
-        for task in await self.tasks(agent):
+        listing = await self._listing(agent)
+        waiting = [r.due for r in await self.reminders(agent, _listing=listing) if _pending(r)]
+        for task in await self.tasks(agent, _listing=listing):
             moment = overdue_at(task)
             if task.status != "done" and task.overdue_since is None and moment is not None:
                 waiting.append(moment)
@@ -345,10 +354,12 @@ class MemoryAgenda:
 
         Returns the reminders delivered, as they were when they fell due (``late`` set).
         """
-        await self.mark_overdue(agent)
+        listing = await self._listing(agent)
+        if await self.mark_overdue(agent, _listing=listing):
+            listing = await self._listing(agent)  # with the nudges just scheduled
         now = self.now()
         fired: list[Reminder] = []
-        for block, value in await self._records(agent, REMINDER_TAG):
+        for block, value in await self._records(agent, REMINDER_TAG, listing):
             try:
                 reminder = Reminder.model_validate_json(value)
             except ValidationError:
@@ -440,10 +451,10 @@ class MemoryAgenda:
         await self.refresh_open_tasks(agent)
         return task
 
-    async def tasks(self, agent: str) -> list[TrackedTask]:
+    async def tasks(self, agent: str, *, _listing: list[Block] | None = None) -> list[TrackedTask]:
         """Every tracked task of ``agent``, oldest first."""
         found: list[TrackedTask] = []
-        for block, value in await self._records(agent, TASK_TAG):
+        for block, value in await self._records(agent, TASK_TAG, _listing):
             try:
                 found.append(TrackedTask.model_validate_json(value))
             except ValidationError:
@@ -512,14 +523,15 @@ class MemoryAgenda:
         )
         return task.model_copy(update={"reminder_id": reminder.id})
 
-    async def mark_overdue(self, agent: str) -> list[TrackedTask]:
+    async def mark_overdue(
+        self, agent: str, *, _listing: list[Block] | None = None
+    ) -> list[TrackedTask]:
         """Mark ``agent``'s open tasks whose due date has passed as overdue, each once,
         and schedule one gentle nudge for each (a reminder due now, delivered as every
         reminder is: the channels pick it up from there). Returns the tasks marked."""
-
         marked: list[TrackedTask] = []
         now = self.now()
-        for block, value in await self._records(agent, TASK_TAG):
+        for block, value in await self._records(agent, TASK_TAG, _listing):
             try:
                 task = TrackedTask.model_validate_json(value)
             except ValidationError:
