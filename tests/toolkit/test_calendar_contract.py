@@ -343,3 +343,29 @@ async def test_every_task_tool_names_the_list_a_task_is_on_as_list_tasks_does(
     assert {updated["task_list"], done["task_list"], reopened["task_list"]} == {
         listed_task["task_list"]
     }
+
+
+async def test_a_task_keeps_its_estimate_in_minutes(tools: ToolRegistry) -> None:
+    made = await ok(tools, "create_task", {"title": "Taxes", "estimate_minutes": 45})
+    assert made["estimate_minutes"] == 45
+    [listed_task] = (await ok(tools, "list_tasks", {}))["tasks"]
+    assert listed_task["estimate_minutes"] == 45
+    changed = await ok(tools, "update_task", {"task_id": made["task_id"], "estimate_minutes": 90})
+    assert changed["estimate_minutes"] == 90
+    [again] = (await ok(tools, "list_tasks", {}))["tasks"]
+    assert again["estimate_minutes"] == 90
+
+
+async def test_tasks_due_the_same_day_list_by_priority(
+    tools: ToolRegistry, store: CalendarStore
+) -> None:
+    low = await ok(tools, "create_task", {"title": "Low", "due": "Friday"})
+    high = await ok(tools, "create_task", {"title": "High", "due": "Friday"})
+    await ok(tools, "create_task", {"title": "Earlier", "due": "Thursday"})
+    for task_id, priority in ((low["task_id"], 9), (high["task_id"], 1)):
+        todo = store.get("todo", task_id)
+        assert todo is not None
+        todo.add("PRIORITY", priority)  # another client set them
+        store.save("todo", todo)
+    listing = await ok(tools, "list_tasks", {})
+    assert [t["title"] for t in listing["tasks"]] == ["Earlier", "High", "Low"]
