@@ -147,3 +147,12 @@ async def test_next_with_nothing_open_says_so(kit: Setup) -> None:
     out = await kit.ok("track_task", {"operation": "next", "minutes_available": 15})
     assert (out.next_action, out.tasks) == (None, [])
     assert out.message == "No open task can move now."
+
+
+async def test_a_due_date_is_shown_in_the_users_zone(kit: Setup) -> None:
+    task = await _create(kit, title="Dentist form", due="tomorrow at 4pm")
+    assert task.due.isoformat() == "2026-10-22T16:00:00+02:00"
+    moved = await kit.ok(
+        "track_task", {"operation": "update", "task_id": task.id, "due": "Friday at 10am"}
+    )
+    assert moved.tasks[0].due.isoformat() == "2026-10-23T10:00:00+02:00"

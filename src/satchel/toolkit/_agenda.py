@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -464,7 +464,7 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
                 update |= {"due": None, "due_all_day": False}
             else:
                 due = self.reader.when(params.due, field="due")
-                update |= {"due": due.start.astimezone(UTC), "due_all_day": due.all_day}
+                update |= {"due": due.start, "due_all_day": due.all_day}
         if params.estimate_minutes is not None:
             update["estimate_minutes"] = params.estimate_minutes
         if params.priority is not None:

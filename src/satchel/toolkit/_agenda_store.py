@@ -429,7 +429,7 @@ class MemoryAgenda:
             title=title,
             notes=notes,
             steps=[Step(text=s) for s in steps],
-            due=None if due is None else due.astimezone(UTC),
+            due=due,
             created_at=now,
             updated_at=now,
             due_all_day=due_all_day,
