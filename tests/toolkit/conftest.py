@@ -14,6 +14,8 @@ from satchel.toolkit import ToolkitConfig
 from satchel.toolkit._calendar_model import open_calendar_store
 from satchel.toolkit._ical_store import CalendarStore
 
+from .agenda_kit import kit  # noqa: F401  (the agenda tests' fixture)
+
 
 @pytest.fixture(scope="session")
 def radicale_url() -> Iterator[str]:

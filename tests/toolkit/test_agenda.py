@@ -3,80 +3,24 @@ moves."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import anyio
 import pytest
 
-from postgres_server import PostgresServer
 from satchel.builtin import render_context
-from satchel.memory import BlockKind, MemoryStore, SQLiteStore
-from satchel.memory.postgres import PostgresStore
-from satchel.registry import ToolRegistry
+from satchel.memory import BlockKind
 from satchel.toolkit import ToolkitConfig
 from satchel.toolkit._agenda import agenda_tools
 from satchel.toolkit._agenda_store import MemoryAgenda, Reminder
 from satchel.toolkit._reminders import deliver_reminders
-from satchel.tools import ErrorInfo, ToolContext
+from satchel.tools import ToolContext
+
+from .agenda_kit import PARIS, START, Setup
 
 pytestmark = pytest.mark.anyio
-
-PARIS = ZoneInfo("Europe/Paris")
-START = datetime(2026, 10, 21, 10, 0, tzinfo=PARIS)  # a Wednesday, before the DST change
-
-
-@dataclass
-class Clock:
-    now: datetime
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@dataclass
-class Setup:
-    store: MemoryStore
-    agenda: MemoryAgenda
-    tools: ToolRegistry
-    clock: Clock
-
-    async def ok(self, tool: str, args: dict[str, Any]) -> Any:
-        result = await self.tools.call(tool, args, ToolContext(agent="ada"))
-        assert result.ok, result.error
-        return result.output
-
-    async def error(self, tool: str, args: dict[str, Any]) -> ErrorInfo:
-        result = await self.tools.call(tool, args, ToolContext(agent="ada"))
-        assert result.error is not None
-        return result.error
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-async def kit(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Setup]:
-    store: MemoryStore
-    url = None
-    if request.param == "postgres":
-        server: PostgresServer = request.getfixturevalue("postgres_server")
-        url = server.create_database()
-        store = await PostgresStore.open(url, embedder=None)
-    else:
-        store = await SQLiteStore.open(tmp_path / "memory.db", embedder=None)
-    clock = Clock(START)
-    agenda = MemoryAgenda(store, clock=clock)
-    registry = ToolRegistry()
-    for tool in agenda_tools(
-        ToolkitConfig(data_dir=tmp_path, timezone="Europe/Paris"), store=agenda
-    ):
-        registry.register(tool)
-    yield Setup(store, agenda, registry, clock)
-    await store.close()
-    if url is not None:
-        server.drop_database(url)
 
 
 async def test_a_reminder_in_two_hours_is_due_two_hours_later_in_the_users_zone(kit: Setup) -> None:
@@ -343,3 +287,94 @@ async def test_counts_in_messages_agree_with_their_number(kit: Setup) -> None:
     assert one_task.message == "1 task."
     assert one_step.message == f"Task {task_id} now has 1 step."
     assert two.message.startswith("2 reminders, ")
+
+
+async def _daily_at_nine(kit: Setup) -> str:
+    out = await kit.ok(
+        "schedule_reminder",
+        {"operation": "schedule", "message": "Pills", "repeat": "every day at 9am"},
+    )
+    [view] = out.reminders
+    assert view.due == datetime(2026, 10, 22, 9, 0, tzinfo=PARIS)
+    return view.reminder_id
+
+
+async def test_a_daily_reminder_never_dismissed_fires_at_every_occurrence(kit: Setup) -> None:
+    reminder_id = await _daily_at_nine(kit)
+    for day in (22, 23, 24):
+        kit.clock.now = datetime(2026, 10, day, 9, 0, 2, tzinfo=PARIS)
+        [fired] = await kit.agenda.fire_due("ada")
+        assert (fired.id, fired.local_due(), fired.late) == (
+            reminder_id,
+            datetime(2026, 10, day, 9, 0, tzinfo=PARIS),
+            False,
+        )
+        assert await kit.agenda.fire_due("ada") == []  # once per occurrence
+    messages = [m.content for m in await kit.store.list_messages("ada")]
+    assert messages == [f"Reminder (due 2026-10-{d} 09:00 CEST): Pills" for d in (22, 23, 24)]
+    [left] = await kit.agenda.reminders("ada")
+    assert (left.status, left.times_fired) == ("due", 3)
+    assert left.local_due() == datetime(2026, 10, 25, 9, 0, tzinfo=PARIS)
+
+
+async def test_a_dismissal_after_a_missed_occurrence_fires_nothing_stale(kit: Setup) -> None:
+    reminder_id = await _daily_at_nine(kit)
+    kit.clock.now = datetime(2026, 10, 22, 9, 0, 2, tzinfo=PARIS)
+    assert len(await kit.agenda.fire_due("ada")) == 1
+    # nothing delivers on the 23rd at 9; the person dismisses it at noon
+    kit.clock.now = datetime(2026, 10, 23, 12, 0, tzinfo=PARIS)
+    back = await kit.ok("schedule_reminder", {"operation": "dismiss", "reminder_id": reminder_id})
+    assert [(r.status, r.due) for r in back.reminders] == [
+        ("scheduled", datetime(2026, 10, 24, 9, 0, tzinfo=PARIS))
+    ]
+    assert await kit.agenda.fire_due("ada") == []
+    assert await kit.agenda.next_due("ada") == datetime(2026, 10, 24, 9, 0, tzinfo=PARIS)
+
+
+async def test_a_reminder_in_twenty_seconds_keeps_its_seconds(kit: Setup) -> None:
+    kit.clock.now = START + timedelta(seconds=5)
+    out = await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Kettle", "when": "in 20 seconds"}
+    )
+    assert out.reminders[0].due == START + timedelta(seconds=25)
+    assert "10:00:25" in out.message
+    kit.clock.now = START + timedelta(seconds=24)
+    assert await kit.agenda.fire_due("ada") == []
+    kit.clock.now = START + timedelta(seconds=25)
+    [fired] = await kit.agenda.fire_due("ada")
+    assert fired.message == "Kettle"
+    [message] = await kit.store.list_messages("ada")
+    assert message.content == "Reminder (due 2026-10-21 10:00:25 CEST): Kettle"
+
+
+async def test_reminders_missed_while_nothing_ran_fire_once_at_start_marked_late(
+    kit: Setup,
+) -> None:
+    await _daily_at_nine(kit)
+    await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Call Bob", "when": "at 11am"}
+    )
+    kit.clock.now = datetime(2026, 10, 25, 8, 0, tzinfo=PARIS)  # three days later, at start
+    fired = await kit.agenda.fire_due("ada")
+    assert sorted((r.message, r.late) for r in fired) == [("Call Bob", True), ("Pills", True)]
+    messages = sorted(m.content for m in await kit.store.list_messages("ada"))
+    assert messages == [
+        "Late reminder (was due 2026-10-21 11:00 CEST): Call Bob",
+        "Late reminder (was due 2026-10-22 09:00 CEST, missed 3 times): Pills",
+    ]
+    assert [m.metadata["late"] for m in await kit.store.list_messages("ada")] == [True, True]
+    assert await kit.agenda.fire_due("ada") == []
+    assert await kit.agenda.next_due("ada") == datetime(2026, 10, 25, 9, 0, tzinfo=PARIS)
+
+
+async def test_a_repeating_reminder_starts_on_its_rules_first_day(kit: Setup) -> None:
+    out = await kit.ok(
+        "schedule_reminder",
+        {
+            "operation": "schedule",
+            "message": "Timesheet",
+            "when": "Saturday at 10am",
+            "repeat": "every other Friday",
+        },
+    )
+    assert out.reminders[0].due == datetime(2026, 10, 30, 10, 0, tzinfo=PARIS)

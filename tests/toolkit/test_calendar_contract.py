@@ -128,6 +128,47 @@ async def test_every_other_friday_skips_a_week(tools: ToolRegistry) -> None:
     assert [e["start"][:10] for e in events] == ["2026-11-27", "2026-12-11", "2026-12-25"]
 
 
+async def test_a_start_off_the_rule_moves_to_the_rules_first_day(
+    config: ToolkitConfig, store: CalendarStore
+) -> None:
+    friday = datetime(2026, 11, 27, 10, 30, tzinfo=PARIS)  # so "tomorrow" is a Saturday
+    tools = ToolRegistry(calendar_tools(config, store=store, now=lambda: friday))
+    made = await ok(
+        tools,
+        "add_calendar_event",
+        {"title": "Review", "start_time": "tomorrow 10am", "recurrence": "every other Friday"},
+    )
+    assert made["start"] == "2026-12-04T10:00:00+01:00"
+    events = await listed(tools, "2026-11-27", "2026-12-31")
+    assert [e["start"] for e in events] == [
+        "2026-12-04T10:00:00+01:00",
+        "2026-12-18T10:00:00+01:00",
+    ]
+
+
+async def test_a_start_time_holding_a_length_is_a_retry_naming_the_duration_field(
+    tools: ToolRegistry,
+) -> None:
+    result = await tools.call(
+        "add_calendar_event",
+        {"title": "Sync", "start_time": "next Tuesday at 3pm for 45 minutes"},
+    )
+    assert result.error is not None
+    assert result.error.kind == "retry"
+    assert "duration" in result.error.message
+    assert "'45 minutes'" in result.error.message
+    assert await listed(tools, "2026-11-01", "2027-01-31") == []
+    fixed = await ok(
+        tools,
+        "add_calendar_event",
+        {"title": "Sync", "start_time": "next Tuesday at 3pm", "duration": "45 minutes"},
+    )
+    assert (fixed["start"], fixed["end"]) == (
+        "2026-12-01T15:00:00+01:00",
+        "2026-12-01T15:45:00+01:00",
+    )
+
+
 async def test_an_update_moves_the_event_and_keeps_its_length(tools: ToolRegistry) -> None:
     made = await ok(
         tools,
@@ -286,3 +327,45 @@ async def test_a_weekly_event_keeps_its_wall_clock_time_across_daylight_saving(
         "2027-03-29T09:00:00+02:00",
         "2027-04-05T09:00:00+02:00",
     ]
+
+
+async def test_every_task_tool_names_the_list_a_task_is_on_as_list_tasks_does(
+    tools: ToolRegistry,
+) -> None:
+    made = await ok(tools, "create_task", {"title": "Water plants"})
+    [listed_task] = (await ok(tools, "list_tasks", {}))["tasks"]
+    assert listed_task["task_list"] is not None
+    assert made["task_list"] == listed_task["task_list"]
+    task_id = made["task_id"]
+    updated = await ok(tools, "update_task", {"task_id": task_id, "notes": "ferns"})
+    done = await ok(tools, "mark_task_complete", {"task_id": task_id})
+    reopened = await ok(tools, "mark_task_incomplete", {"task_id": task_id})
+    assert {updated["task_list"], done["task_list"], reopened["task_list"]} == {
+        listed_task["task_list"]
+    }
+
+
+async def test_a_task_keeps_its_estimate_in_minutes(tools: ToolRegistry) -> None:
+    made = await ok(tools, "create_task", {"title": "Taxes", "estimate_minutes": 45})
+    assert made["estimate_minutes"] == 45
+    [listed_task] = (await ok(tools, "list_tasks", {}))["tasks"]
+    assert listed_task["estimate_minutes"] == 45
+    changed = await ok(tools, "update_task", {"task_id": made["task_id"], "estimate_minutes": 90})
+    assert changed["estimate_minutes"] == 90
+    [again] = (await ok(tools, "list_tasks", {}))["tasks"]
+    assert again["estimate_minutes"] == 90
+
+
+async def test_tasks_due_the_same_day_list_by_priority(
+    tools: ToolRegistry, store: CalendarStore
+) -> None:
+    low = await ok(tools, "create_task", {"title": "Low", "due": "Friday"})
+    high = await ok(tools, "create_task", {"title": "High", "due": "Friday"})
+    await ok(tools, "create_task", {"title": "Earlier", "due": "Thursday"})
+    for task_id, priority in ((low["task_id"], 9), (high["task_id"], 1)):
+        todo = store.get("todo", task_id)
+        assert todo is not None
+        todo.add("PRIORITY", priority)  # another client set them
+        store.save("todo", todo)
+    listing = await ok(tools, "list_tasks", {})
+    assert [t["title"] for t in listing["tasks"]] == ["Earlier", "High", "Low"]

@@ -15,15 +15,18 @@ from satchel._errors import ToolRetry
 from satchel.memory import MemoryStore
 from satchel.toolkit._agenda_store import (
     MemoryAgenda,
+    Priority,
     Reminder,
     TaskStatus,
     TrackedTask,
     at_reminder_time,
+    shown,
     within,
 )
 from satchel.toolkit._config import ToolkitConfig
 from satchel.toolkit._dates import DateReader, When
 from satchel.toolkit._recurrence import read_recurrence
+from satchel.toolkit._task_focus import Action, order_key, pick_next
 from satchel.tools import BaseTool, Tool, ToolAnnotations, ToolContext
 
 __all__ = [
@@ -161,7 +164,7 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
                 reminder = await self._schedule(agent, params)
                 return ReminderOutput(
                     message=f"Reminder {reminder.id} set for "
-                    f"{reminder.local_due():%A %Y-%m-%d %H:%M %Z}.",
+                    f"{reminder.local_due():%A} {shown(reminder.local_due())}.",
                     reminders=[_view(reminder)],
                 )
             case ReminderList():
@@ -198,7 +201,7 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
         if params.repeat is not None:
             recurrence = read_recurrence(self.reader, params.repeat, field="repeat", start=given)
             rule = recurrence.rule
-            given = given or _timed(recurrence.first)
+            given = _timed(recurrence.first)  # the start, moved onto the rule's first day
         if given is None:
             raise ToolRetry(
                 "Say when: give 'when' (e.g. 'in 20 minutes', 'tomorrow at 9am') or "
@@ -217,6 +220,19 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
         )
 
 
+def _next_message(action: Action, fits: bool, minutes: int | None) -> str:
+    size = f" (~{action.minutes} min)" if action.minutes is not None else ""
+    what = f"'{action.text}'{size}"
+    if action.step is not None:
+        what += f", step {action.step} of '{action.task.title}'"
+    if not fits:
+        return (
+            f"Nothing open fits in {minutes} minutes; the shortest next action is {what}. "
+            "Offer to break it into smaller steps."
+        )
+    return f"Do this now: {what}."
+
+
 def _timed(when: When) -> When:
     """A day alone becomes that day at the reminder hour."""
     return When(start=at_reminder_time(when.start), all_day=False) if when.all_day else when
@@ -232,8 +248,17 @@ class TaskCreate(_Op):
         default_factory=list[str], max_length=50, description="The steps, in order."
     )
     due: str | None = Field(
-        default=None, max_length=120, description="When it is due, in the user's words."
+        default=None,
+        max_length=120,
+        description="When it is due, in the user's words; a reminder is set for it.",
     )
+    estimate_minutes: int | None = Field(
+        default=None, ge=1, le=10080, description="How long it takes, in minutes."
+    )
+    priority: Priority = "normal"
+
+
+_Estimate = Field(default=None, ge=1, le=10080, description="How long it takes, in minutes.")
 
 
 class TaskBreakDown(_Op):
@@ -255,6 +280,11 @@ class TaskUpdate(_Op):
     notes: str | None = Field(default=None, max_length=5000)
     step: int | None = Field(default=None, ge=1, description="A step's number (from 1).")
     step_done: bool = Field(default=True, description="Mark that step done (or not).")
+    due: str | None = Field(
+        default=None, max_length=120, description="A new due date, or 'none' to clear it."
+    )
+    estimate_minutes: int | None = _Estimate
+    priority: Priority | None = None
 
 
 class TaskList(_Op):
@@ -272,10 +302,29 @@ class TaskComplete(_Op):
     task_id: str = _ID
 
 
+class TaskNext(_Op):
+    """What should I do now? One next action that fits the time available."""
+
+    operation: Literal["next"]
+    minutes_available: int | None = Field(
+        default=None, ge=1, le=10080, description="How many minutes there are now."
+    )
+
+
 TaskOperation = Annotated[
-    TaskCreate | TaskBreakDown | TaskUpdate | TaskList | TaskComplete,
+    TaskCreate | TaskBreakDown | TaskUpdate | TaskList | TaskComplete | TaskNext,
     Field(discriminator="operation"),
 ]
+
+
+class NextAction(BaseModel):
+    """The one thing to do now."""
+
+    task_id: str
+    text: str = Field(description="The next step, or the task itself when it has no steps.")
+    step: int | None = Field(description="The step's number (from 1), or null.")
+    minutes: int | None = Field(description="Its estimate, in minutes (null: unknown).")
+    fits: bool = Field(description="It fits the minutes available.")
 
 
 class TaskOutput(BaseModel):
@@ -283,6 +332,7 @@ class TaskOutput(BaseModel):
 
     message: str
     tasks: list[TrackedTask]
+    next_action: NextAction | None = None
 
 
 class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
@@ -298,9 +348,18 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
         "Track your own multi-step work as the assistant (not the user's to-do list): "
         "create a task (with steps), break it down into more steps, update its status "
         "(todo, in_progress, blocked, done) or mark a step done, list tasks, and "
-        "complete one. Kept in your memory across conversations."
+        "complete one. Kept in your memory across conversations. Give estimates in "
+        "minutes, a priority and a due date (it sets a reminder; an overdue task is "
+        "nudged once); operation next answers 'what should I do now?' with one action "
+        "that fits the minutes available."
     )
     summary = "Track your own work as the assistant: steps, status, progress."
+    usage_rule = (
+        "Open tasks are in your working memory (open_tasks), soonest due first, ▶ on "
+        "each next step. When the person asks what to do now, call track_task next with "
+        "the minutes they have and offer that one action, small and concrete. A task "
+        "nudge (overdue) comes once: be gentle, offer a new time or a smaller step."
+    )
     category = "planning"
     actions = ("create", "read", "write")
     memory_gated = True
@@ -310,6 +369,7 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
         "update": _WRITE,
         "list": _READ,
         "complete": ToolAnnotations(read_only=False, destructive=False, idempotent=True),
+        "next": _READ,
     }
 
     def __init__(self, agenda: MemoryAgenda, reader: DateReader) -> None:
@@ -318,7 +378,7 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
 
     async def execute(
         self,
-        params: TaskCreate | TaskBreakDown | TaskUpdate | TaskList | TaskComplete,
+        params: TaskCreate | TaskBreakDown | TaskUpdate | TaskList | TaskComplete | TaskNext,
         ctx: ToolContext,
     ) -> TaskOutput:
         """Run one operation for ``ctx.agent``."""
@@ -327,7 +387,15 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
             case TaskCreate():
                 due = None if params.due is None else self.reader.when(params.due, field="due")
                 task = await self.agenda.create_task(
-                    agent, params.title, params.notes, params.steps, due and due.start
+                    agent,
+                    params.title,
+                    params.notes,
+                    params.steps,
+                    due and due.start,
+                    due_all_day=due is not None and due.all_day,
+                    estimate_minutes=params.estimate_minutes,
+                    priority=params.priority,
+                    zone=self.reader.zone,
                 )
                 return TaskOutput(message=f"Tracking task {task.id}.", tasks=[task])
             case TaskBreakDown():
@@ -348,7 +416,10 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
                     tasks = [t for t in tasks if t.status == params.status]
                 elif not params.include_done:
                     tasks = [t for t in tasks if t.status != "done"]
+                tasks.sort(key=order_key)
                 return TaskOutput(message=f"{counted(len(tasks), 'task')}.", tasks=tasks)
+            case TaskNext():
+                return await self._next(agent, params.minutes_available)
             case TaskComplete():
                 block, task = await self.agenda.task(agent, params.task_id)
                 done = task.model_copy(
@@ -360,14 +431,44 @@ class TrackTaskTool(Tool[TaskOperation, TaskOutput]):
                 task = await self.agenda.save_task(agent, block, done)
                 return TaskOutput(message=f"Task {task.id} is done.", tasks=[task])
 
+    async def _next(self, agent: str, minutes: int | None) -> TaskOutput:
+        await self.agenda.mark_overdue(agent)
+        action, fits = pick_next(await self.agenda.tasks(agent), minutes)
+        if action is None:
+            return TaskOutput(message="No open task can move now.", tasks=[])
+        return TaskOutput(
+            message=_next_message(action, fits, minutes),
+            tasks=[action.task],
+            next_action=NextAction(
+                task_id=action.task.id,
+                text=action.text,
+                step=action.step,
+                minutes=action.minutes,
+                fits=fits,
+            ),
+        )
+
     async def _update(self, agent: str, params: TaskUpdate) -> TaskOutput:
         block, task = await self.agenda.task(agent, params.task_id)
-        if params.status is None and params.notes is None and params.step is None:
+        given = (params.status, params.notes, params.step, params.due)
+        given += (params.estimate_minutes, params.priority)
+        if all(v is None for v in given):
             raise ToolRetry(
-                "Nothing to update: give status, notes, or a step number.",
+                "Nothing to update: give status, notes, a step number, due, "
+                "estimate_minutes or priority.",
                 details={"task_id": params.task_id},
             )
         update: dict[str, object] = {}
+        if params.due is not None:
+            if params.due.strip().lower() in ("", "none"):
+                update |= {"due": None, "due_all_day": False}
+            else:
+                due = self.reader.when(params.due, field="due")
+                update |= {"due": due.start, "due_all_day": due.all_day}
+        if params.estimate_minutes is not None:
+            update["estimate_minutes"] = params.estimate_minutes
+        if params.priority is not None:
+            update["priority"] = params.priority
         if params.status is not None:
             update["status"] = params.status
         if params.notes is not None:
@@ -416,4 +517,5 @@ def agenda_tools(
     agenda = store if isinstance(store, MemoryAgenda) else MemoryAgenda(store)
     config = config if config is not None else ToolkitConfig.load()
     reader = DateReader(config.zone(), now=agenda.now)
-    return [ScheduleReminderTool(agenda, reader), TrackTaskTool(agenda, reader)]
+    precise = DateReader(config.zone(), now=agenda.now, precise=True)  # "in 20 seconds"
+    return [ScheduleReminderTool(agenda, precise), TrackTaskTool(agenda, reader)]

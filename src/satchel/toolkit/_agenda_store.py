@@ -22,13 +22,21 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, Field, ValidationError
 
-from satchel._errors import NotFoundError, ToolRetry, VersionConflictError
+from satchel._errors import AlreadyExistsError, NotFoundError, ToolRetry, VersionConflictError
 from satchel.memory import Block, BlockKind, MemoryStore, Permission
+from satchel.toolkit._task_focus import (
+    OPEN_TASKS_LABEL,
+    due_reminder_time,
+    nudge_text,
+    open_tasks_text,
+    overdue_at,
+)
 
 __all__ = [
     "REMINDER_TAG",
     "TASK_TAG",
     "MemoryAgenda",
+    "Priority",
     "Reminder",
     "Step",
     "TaskStatus",
@@ -45,6 +53,8 @@ TASK_TAG = "tracked_task"
 
 TaskStatus = Literal["todo", "in_progress", "blocked", "done"]
 """Where a tracked task stands."""
+Priority = Literal["high", "normal", "low"]
+"""How much a tracked task matters against the others with the same due date."""
 
 _DUE_DESCRIPTION = (
     "A reminder you scheduled; it is due now. Act on it, then dismiss it with "
@@ -52,6 +62,11 @@ _DUE_DESCRIPTION = (
 )
 _WAITING_DESCRIPTION = "A reminder you scheduled (schedule_reminder); not due yet."
 _TASK_DESCRIPTION = "A task you are tracking with track_task."
+_OPEN_TASKS_DESCRIPTION = (
+    "The open tasks you track with track_task, soonest due first; ▶ marks each task's "
+    "next step. Kept up to date for you: change tasks with track_task, not here."
+)
+_OPEN_TASKS_TAG = "open_tasks"
 
 
 class Reminder(BaseModel):
@@ -66,6 +81,14 @@ class Reminder(BaseModel):
     fired_at: datetime | None = Field(default=None, description="When it last fell due.")
     times_fired: int = 0
     created_at: datetime
+    late: bool = Field(
+        default=False,
+        description="It fell due later than its time (nothing was delivering then); set "
+        "on the copy that fire_due returns.",
+    )
+    task_id: str | None = Field(
+        default=None, description="The tracked task it is about (its due date or a nudge)."
+    )
 
     def local_due(self) -> datetime:
         """:attr:`due` in the user's zone."""
@@ -90,6 +113,18 @@ class TrackedTask(BaseModel):
     due: datetime | None = None
     created_at: datetime
     updated_at: datetime
+    due_all_day: bool = Field(default=False, description="The due date is a day, not a time.")
+    estimate_minutes: int | None = Field(default=None, description="How long it takes.")
+    priority: Priority = "normal"
+    timezone: str | None = Field(default=None, description="The user's zone at creation.")
+    reminder_id: str | None = Field(default=None, description="The due date's reminder.")
+    overdue_since: datetime | None = Field(
+        default=None, description="When it was found overdue (and nudged, once)."
+    )
+
+    def zone(self) -> ZoneInfo:
+        """The user's zone (UTC when unknown)."""
+        return ZoneInfo(self.timezone or "UTC")
 
 
 def next_occurrence(rule: str, first: datetime, after: datetime, zone: ZoneInfo) -> datetime | None:
@@ -104,6 +139,35 @@ def next_occurrence(rule: str, first: datetime, after: datetime, zone: ZoneInfo)
     return None if found is None else found.replace(tzinfo=zone).astimezone(UTC)
 
 
+_MAX_MISSED = 1000
+"""Missed occurrences are counted up to this many (a secondly rule after a year away)."""
+
+
+def _missed(reminder: Reminder, now: datetime) -> int:
+    """How many occurrences of ``reminder`` fell between its due time and ``now`` (1 for
+    a one-off one)."""
+    if reminder.repeat is None:
+        return 1
+    from dateutil.rrule import rrulestr
+
+    zone = ZoneInfo(reminder.timezone)
+    first = reminder.due.astimezone(zone).replace(tzinfo=None)
+    rules = rrulestr(reminder.repeat.removeprefix("RRULE:"), dtstart=first, ignoretz=True)
+    until = now.astimezone(zone).replace(tzinfo=None)
+    count = 0
+    for occurrence in rules.xafter(first, inc=True):  # pyright: ignore[reportUnknownVariableType]
+        if occurrence > until or count >= _MAX_MISSED:
+            break
+        count += 1
+    return max(1, count)
+
+
+def _pending(reminder: Reminder) -> bool:
+    """Whether ``reminder`` waits for a time: a one-off one until it falls due, a
+    repeating one always."""
+    return reminder.status == "scheduled" or reminder.repeat is not None
+
+
 def _new_id() -> str:
     return secrets.token_hex(3)
 
@@ -114,15 +178,24 @@ class MemoryAgenda:
     Args:
         store: The memory store.
         clock: The current time (for tests); default the real clock.
+        late_after: A reminder delivered more than this after its time is marked late
+            (it was missed while nothing was delivering).
 
     Example:
         >>> agenda = MemoryAgenda(store)
         >>> await agenda.schedule("ada", "Call Bob", due, zone)  # doctest: +SKIP
     """
 
-    def __init__(self, store: MemoryStore, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        late_after: timedelta = timedelta(minutes=1),
+    ) -> None:
         self.store = store
         self._clock = clock
+        self.late_after = late_after
         self._listeners: list[Callable[[], None]] = []
 
     def now(self) -> datetime:
@@ -143,9 +216,16 @@ class MemoryAgenda:
     # -- reminders ------------------------------------------------------------------
 
     async def schedule(
-        self, agent: str, message: str, due: datetime, zone: ZoneInfo, repeat: str | None = None
+        self,
+        agent: str,
+        message: str,
+        due: datetime,
+        zone: ZoneInfo,
+        repeat: str | None = None,
+        *,
+        task_id: str | None = None,
     ) -> Reminder:
-        """Store a new reminder."""
+        """Store a new reminder (``task_id``: the tracked task it is about)."""
         reminder = Reminder(
             id=_new_id(),
             message=message,
@@ -153,6 +233,7 @@ class MemoryAgenda:
             timezone=zone.key,
             repeat=repeat,
             created_at=self.now(),
+            task_id=task_id,
         )
         await self.store.create_block(
             agent,
@@ -167,14 +248,22 @@ class MemoryAgenda:
         self._changed()
         return reminder
 
-    async def _records(self, agent: str, tag: str) -> list[tuple[Block, str]]:
+    async def _listing(self, agent: str) -> list[Block]:
+        """``agent``'s own working and archival blocks (one query, shared by the looks
+        of one delivery pass)."""
         blocks = await self.store.list_blocks(agent, (BlockKind.WORKING, BlockKind.ARCHIVAL))
-        return [(b, b.value) for b in blocks if tag in b.tags and b.agent == agent]
+        return [b for b in blocks if b.agent == agent]
 
-    async def reminders(self, agent: str) -> list[Reminder]:
+    async def _records(
+        self, agent: str, tag: str, listing: list[Block] | None = None
+    ) -> list[tuple[Block, str]]:
+        blocks = listing if listing is not None else await self._listing(agent)
+        return [(b, b.value) for b in blocks if tag in b.tags]
+
+    async def reminders(self, agent: str, *, _listing: list[Block] | None = None) -> list[Reminder]:
         """Every reminder of ``agent``, soonest first."""
         found: list[Reminder] = []
-        for block, value in await self._records(agent, REMINDER_TAG):
+        for block, value in await self._records(agent, REMINDER_TAG, _listing):
             try:
                 found.append(Reminder.model_validate_json(value))
             except ValidationError:
@@ -203,14 +292,26 @@ class MemoryAgenda:
 
     async def dismiss(self, agent: str, reminder_id: str) -> Reminder | None:
         """Take a due reminder out of context: a one-off one is deleted, a repeating one
-        goes back to waiting for its next time. Returns the reminder as it now stands
+        goes back to waiting for its next time (an occurrence already past counts as
+        handled: it does not fire again stale). Returns the reminder as it now stands
         (``None`` when deleted)."""
         block, reminder = await self._reminder(agent, reminder_id)
         if reminder.repeat is None:
             await self.store.delete_block(agent, block.label)
             self._changed()
             return None
-        waiting = reminder.model_copy(update={"status": "scheduled"})
+        update: dict[str, object] = {"status": "scheduled"}
+        now = self.now()
+        if reminder.due <= now:
+            following = next_occurrence(
+                reminder.repeat, reminder.due, now, ZoneInfo(reminder.timezone)
+            )
+            if following is None:  # the rule has ended: nothing more to wait for
+                await self.store.delete_block(agent, block.label)
+                self._changed()
+                return None
+            update["due"] = following
+        waiting = reminder.model_copy(update=update)
         await self._save(agent, block, waiting, BlockKind.ARCHIVAL)
         return waiting
 
@@ -228,23 +329,42 @@ class MemoryAgenda:
         self._changed()
 
     async def next_due(self, agent: str) -> datetime | None:
-        """When the next waiting reminder of ``agent`` falls due."""
-        waiting = [r.due for r in await self.reminders(agent) if r.status == "scheduled"]
+        """When the next reminder of ``agent`` falls due (a repeating one falls due at
+        every occurrence, dismissed or not)."""
+
+        listing = await self._listing(agent)
+        waiting = [r.due for r in await self.reminders(agent, _listing=listing) if _pending(r)]
+        for task in await self.tasks(agent, _listing=listing):
+            moment = overdue_at(task)
+            if task.status != "done" and task.overdue_since is None and moment is not None:
+                waiting.append(moment)
         return min(waiting, default=None)
 
     async def fire_due(self, agent: str) -> list[Reminder]:
         """Deliver every reminder of ``agent`` whose time has come: load it into working
         memory (marked due), add a system message to the conversation, and move a
-        repeating one's next time on. Returns the reminders delivered, as they were when
-        they fell due."""
+        repeating one's next time on.
+
+        A repeating reminder falls due at every occurrence, whether the last one was
+        dismissed or not; occurrences missed while nothing was delivering fire once, and
+        a reminder delivered more than :attr:`late_after` after its time is marked late.
+
+        Open tasks whose due date has passed are marked overdue first, and their one
+        nudge is delivered with the reminders (:meth:`mark_overdue`).
+
+        Returns the reminders delivered, as they were when they fell due (``late`` set).
+        """
+        listing = await self._listing(agent)
+        if await self.mark_overdue(agent, _listing=listing):
+            listing = await self._listing(agent)  # with the nudges just scheduled
         now = self.now()
         fired: list[Reminder] = []
-        for block, value in await self._records(agent, REMINDER_TAG):
+        for block, value in await self._records(agent, REMINDER_TAG, listing):
             try:
                 reminder = Reminder.model_validate_json(value)
             except ValidationError:
                 continue
-            if reminder.status != "scheduled" or reminder.due > now:
+            if not _pending(reminder) or reminder.due > now:
                 continue
             update: dict[str, object] = {
                 "status": "due",
@@ -256,29 +376,53 @@ class MemoryAgenda:
                 following = next_occurrence(reminder.repeat, reminder.due, now, zone)
                 if following is not None:
                     update["due"] = following
+                else:  # the rule has ended: this was its last occurrence
+                    update["repeat"] = None
             try:
                 await self._save(
                     agent, block, reminder.model_copy(update=update), BlockKind.WORKING
                 )
             except (VersionConflictError, NotFoundError):
                 continue  # another process delivered, dismissed or cancelled it meanwhile
-            local = reminder.local_due().strftime("%Y-%m-%d %H:%M %Z")
+            late = now - reminder.due > self.late_after
+            local = shown(reminder.local_due())
+            missed = _missed(reminder, now)
+            heading = f"Reminder (due {local})"
+            if late:
+                times = f", missed {missed} times" if missed > 1 else ""
+                heading = f"Late reminder (was due {local}{times})"
+            metadata: dict[str, object] = {"reminder_id": reminder.id, "late": late}
+            if missed > 1:
+                metadata["missed"] = missed
+            if reminder.task_id is not None:
+                metadata["task_id"] = reminder.task_id
             await self.store.add_message(
                 agent,
                 "system",
-                f"Reminder (due {local}): {reminder.message}",
+                f"{heading}: {reminder.message}",
                 tags=(REMINDER_TAG,),
-                metadata={"reminder_id": reminder.id},
+                metadata=metadata,
             )
-            fired.append(reminder)
+            fired.append(reminder.model_copy(update={"late": late}))
         return fired
 
     # -- tracked tasks --------------------------------------------------------------
 
     async def create_task(
-        self, agent: str, title: str, notes: str, steps: list[str], due: datetime | None
+        self,
+        agent: str,
+        title: str,
+        notes: str,
+        steps: list[str],
+        due: datetime | None,
+        *,
+        due_all_day: bool = False,
+        estimate_minutes: int | None = None,
+        priority: Priority = "normal",
+        zone: ZoneInfo | None = None,
     ) -> TrackedTask:
-        """Start tracking a task."""
+        """Start tracking a task; a due date schedules its reminder (see
+        :func:`~satchel.toolkit._task_focus.due_reminder_time`)."""
         now = self.now()
         task = TrackedTask(
             id=_new_id(),
@@ -288,7 +432,12 @@ class MemoryAgenda:
             due=due,
             created_at=now,
             updated_at=now,
+            due_all_day=due_all_day,
+            estimate_minutes=estimate_minutes,
+            priority=priority,
+            timezone=None if zone is None else zone.key,
         )
+        task = await self._with_due_reminder(agent, task)
         await self.store.create_block(
             agent,
             f"task_{task.id}",
@@ -299,12 +448,13 @@ class MemoryAgenda:
             tags=(TASK_TAG,),
             metadata={"satchel": "tracked_task"},
         )
+        await self.refresh_open_tasks(agent)
         return task
 
-    async def tasks(self, agent: str) -> list[TrackedTask]:
+    async def tasks(self, agent: str, *, _listing: list[Block] | None = None) -> list[TrackedTask]:
         """Every tracked task of ``agent``, oldest first."""
         found: list[TrackedTask] = []
-        for block, value in await self._records(agent, TASK_TAG):
+        for block, value in await self._records(agent, TASK_TAG, _listing):
             try:
                 found.append(TrackedTask.model_validate_json(value))
             except ValidationError:
@@ -330,12 +480,127 @@ class MemoryAgenda:
             ) from exc
 
     async def save_task(self, agent: str, block: Block, task: TrackedTask) -> TrackedTask:
-        """Write a changed task back (optimistically: a concurrent change is a retry)."""
+        """Write a changed task back (optimistically: a concurrent change is a retry),
+        moving or cancelling its due date's reminder to match, and refresh the open-tasks
+        block."""
         task = task.model_copy(update={"updated_at": self.now()})
+        if task.overdue_since is not None and not self._overdue(task):
+            task = task.model_copy(update={"overdue_since": None})  # moved on: nudge again
+        task = await self._with_due_reminder(agent, task)
         await self.store.update_block_text(
             agent, block.label, task.model_dump_json(), expected_version=block.version
         )
+        await self.refresh_open_tasks(agent)
         return task
+
+    def _overdue(self, task: TrackedTask) -> bool:
+
+        moment = overdue_at(task)
+        return task.status != "done" and moment is not None and moment <= self.now()
+
+    async def _with_due_reminder(self, agent: str, task: TrackedTask) -> TrackedTask:
+        """``task`` with the reminder of its due date in place: kept when it still rings
+        at the right time, else cancelled and (for an open task due later) scheduled."""
+
+        zone = task.zone()
+        wanted = None if task.status == "done" else due_reminder_time(task, zone)
+        if wanted is not None and wanted <= self.now():
+            wanted = None  # too late to remind of it: the overdue nudge takes over
+        current = None
+        if task.reminder_id is not None:
+            try:
+                _, current = await self._reminder(agent, task.reminder_id)
+            except ToolRetry:
+                current = None  # dismissed or cancelled
+        if current is not None and wanted is not None and current.due == wanted:
+            return task
+        if current is not None and current.status == "scheduled":
+            await self.cancel(agent, current.id)
+        if wanted is None:
+            return task.model_copy(update={"reminder_id": None})
+        reminder = await self.schedule(
+            agent, f"Task due: {task.title}", wanted, zone, task_id=task.id
+        )
+        return task.model_copy(update={"reminder_id": reminder.id})
+
+    async def mark_overdue(
+        self, agent: str, *, _listing: list[Block] | None = None
+    ) -> list[TrackedTask]:
+        """Mark ``agent``'s open tasks whose due date has passed as overdue, each once,
+        and schedule one gentle nudge for each (a reminder due now, delivered as every
+        reminder is: the channels pick it up from there). Returns the tasks marked."""
+        marked: list[TrackedTask] = []
+        now = self.now()
+        for block, value in await self._records(agent, TASK_TAG, _listing):
+            try:
+                task = TrackedTask.model_validate_json(value)
+            except ValidationError:
+                continue
+            if task.overdue_since is not None or not self._overdue(task):
+                continue
+            task = task.model_copy(update={"overdue_since": now, "updated_at": now})
+            try:  # written first: of two processes, only the one that wins nudges
+                await self.store.update_block_text(
+                    agent, block.label, task.model_dump_json(), expected_version=block.version
+                )
+            except (VersionConflictError, NotFoundError):
+                continue
+            await self.schedule(
+                agent, nudge_text(task, task.zone()), now, task.zone(), task_id=task.id
+            )
+            logger.info("task %s of %r is overdue; nudged once", task.id, agent)
+            marked.append(task)
+        if marked:
+            await self.refresh_open_tasks(agent)
+        return marked
+
+    async def refresh_open_tasks(self, agent: str) -> None:
+        """Write the open-tasks working block (see
+        :func:`~satchel.toolkit._task_focus.open_tasks_text`), or remove it when no task
+        is open, so the agent always has its open tasks in context."""
+
+        tasks = await self.tasks(agent)
+        zone = max(tasks, key=lambda t: t.created_at).zone() if tasks else ZoneInfo("UTC")
+        text = open_tasks_text(tasks, zone, self.now())
+        for _ in range(3):  # another process may refresh it at the same moment
+            try:
+                block = await self.store.get_block(agent, OPEN_TASKS_LABEL)
+            except NotFoundError:
+                if not text:
+                    return
+                try:
+                    await self.store.create_block(
+                        agent,
+                        OPEN_TASKS_LABEL,
+                        text,
+                        description=_OPEN_TASKS_DESCRIPTION,
+                        kind=BlockKind.WORKING,
+                        permission=Permission.ADMIN,
+                        tags=(_OPEN_TASKS_TAG,),
+                        metadata={"satchel": "open_tasks"},
+                    )
+                    return
+                except AlreadyExistsError:
+                    continue
+            try:
+                if not text:
+                    await self.store.delete_block(agent, OPEN_TASKS_LABEL)
+                elif block.value != text:
+                    await self.store.update_block_text(
+                        agent, OPEN_TASKS_LABEL, text, expected_version=block.version
+                    )
+                if text and block.kind is not BlockKind.WORKING:
+                    await self.store.set_kind(agent, OPEN_TASKS_LABEL, BlockKind.WORKING)
+                return
+            except (VersionConflictError, NotFoundError):
+                continue
+
+
+def shown(moment: datetime) -> str:
+    """``moment`` as a reminder message shows it: to the minute, seconds when it has
+    some ("in 20 seconds")."""
+    seconds = ":%S" if moment.second else ""
+    return moment.strftime(f"%Y-%m-%d %H:%M{seconds} %Z")
 
 
 def at_reminder_time(day_start: datetime) -> datetime:

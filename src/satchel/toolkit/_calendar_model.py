@@ -56,6 +56,9 @@ class TaskItem(BaseModel):
     status: Literal["needs_action", "completed"]
     completed: str | None = None
     task_list: str | None = None
+    estimate_minutes: int | None = Field(
+        default=None, description="How long it takes, in minutes (ESTIMATED-DURATION)."
+    )
 
 
 def open_calendar_store(config: ToolkitConfig) -> CalendarStore:
@@ -153,4 +156,26 @@ def task_record(todo: icalendar.Component, zone: ZoneInfo, task_list: str | None
         status="completed" if status.upper() == "COMPLETED" else "needs_action",
         completed=None if completed is None else show(completed, zone),
         task_list=task_list,
+        estimate_minutes=estimate_of(todo),
     )
+
+
+ESTIMATE = "ESTIMATED-DURATION"
+"""The property that holds a task's estimate (from the iCalendar task extensions
+draft; clients that do not know it keep it as it is)."""
+
+
+def estimate_of(todo: icalendar.Component) -> int | None:
+    """A task's estimate in whole minutes, or ``None``."""
+    raw: Any = todo.get(ESTIMATE)
+    if raw is None:
+        return None
+    value: Any = getattr(raw, "dt", None)
+    if not isinstance(value, timedelta):  # read back from a file: the text of a duration
+        try:
+            value = icalendar.vDuration.from_ical(str(raw))  # pyright: ignore[reportUnknownMemberType]
+        except ValueError:
+            return None
+    if not isinstance(value, timedelta) or value <= timedelta():
+        return None
+    return max(1, round(value / timedelta(minutes=1)))

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
@@ -24,7 +25,7 @@ from satchel.toolkit._calendar_model import (
 )
 from satchel.toolkit._config import ToolkitConfig
 from satchel.toolkit._dates import DateReader, When
-from satchel.toolkit._durations import read_duration
+from satchel.toolkit._durations import amounts, normalise, read_duration
 from satchel.toolkit._ical_store import CalendarStore, append, drop, moment, put, texts
 from satchel.toolkit._recurrence import looks_recurring, read_recurrence
 from satchel.tools import BaseTool, tool
@@ -123,11 +124,32 @@ def _start_of(
     if recurrence is None and looks_recurring(start_time):
         repeat = read_recurrence(reader, start_time, field="start_time")
         return repeat.first, repeat.rule
-    start = reader.when(start_time, field="start_time")
+    start = _read_start(reader, start_time)
     if recurrence is None or not recurrence.strip() or recurrence.strip().lower() == "none":
         return start, None
     repeat = read_recurrence(reader, recurrence, start=start)
-    return start, repeat.rule
+    return repeat.first, repeat.rule
+
+
+_HELD_DURATION = re.compile(r"^(?P<moment>.+?)\s+for\s+(?P<span>.+)$", re.IGNORECASE)
+
+
+def _read_start(reader: DateReader, start_time: str) -> When:
+    """``start_time`` read; one that holds a length ('next Tuesday at 3pm for 45
+    minutes') is a retry that says to put the length in ``duration``."""
+    try:
+        return reader.when(start_time, field="start_time")
+    except ToolRetry as exc:
+        held = _HELD_DURATION.match(start_time.strip())
+        if held is None or amounts(normalise(held.group("span"))) is None:
+            raise
+        moment, span = held.group("moment"), held.group("span")
+        raise ToolRetry(
+            f"start_time {start_time[:200]!r} holds a length ({span[:100]!r}): give the "
+            f"moment alone in start_time ({moment[:100]!r}) and the length in the duration "
+            f"field (duration: {span[:100]!r}).",
+            details={"field": "start_time", "value": start_time[:200], "use": "duration"},
+        ) from exc
 
 
 def _fill(

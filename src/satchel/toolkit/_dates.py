@@ -129,6 +129,9 @@ class DateReader:
         now: The clock (for tests); default the current time.
         languages: The languages dateparser understands for days this reader does not
             know itself.
+        precise: Relative times keep their seconds ("in 20 seconds" is 20 s from now;
+            reminders); by default they are to the minute ("in 2 hours" has no seconds;
+            calendar events).
 
     Example:
         >>> reader = DateReader(ZoneInfo("Europe/Paris"))
@@ -142,10 +145,12 @@ class DateReader:
         *,
         now: Callable[[], datetime] | None = None,
         languages: tuple[str, ...] = ("en",),
+        precise: bool = False,
     ) -> None:
         self.zone = zone
         self._clock = now
         self.languages = languages
+        self.precise = precise
 
     def now(self) -> datetime:
         """The current moment in the reader's zone."""
@@ -264,8 +269,10 @@ class DateReader:
         if span < timedelta(days=1) or span % timedelta(days=1):
             if clock is not None:
                 return None
-            moment = now + sign * span  # to the minute: "in 2 hours" has no seconds
-            return When(start=moment.replace(second=0, microsecond=0), all_day=False)
+            moment = (now + sign * span).replace(microsecond=0)
+            if not self.precise:  # to the minute: "in 2 hours" has no seconds
+                moment = moment.replace(second=0)
+            return When(start=moment, all_day=False)
         target = now.date() + sign * span
         if clock is None:
             return When(start=self._at(target, time()), all_day=True)

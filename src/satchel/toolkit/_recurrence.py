@@ -127,7 +127,10 @@ def _read(reader: DateReader, text: str, start: When | None) -> Recurrence | Non
         parts.append("BYDAY=" + ",".join(_DAYS[d] for d in sorted(days)))
     if month_day is not None:
         parts.append(f"BYMONTHDAY={month_day}")
-    first = start if start is not None else _first(reader, clock, days, month_day)
+    if start is None:
+        first = _first(reader, clock, days, month_day)
+    else:
+        first = _onto_rule(reader, start, days, month_day)
     if count is not None:
         parts.append(f"COUNT={int(count)}")
     if until is not None:
@@ -222,6 +225,28 @@ def _first(reader: DateReader, clock: time | None, days: set[int], month_day: in
                 return When(start=moment, all_day=False)
         day += timedelta(days=1)
     raise InvalidInputError("no occurrence within a year")
+
+
+def _onto_rule(reader: DateReader, start: When, days: set[int], month_day: int | None) -> When:
+    """``start`` moved on, at its time of day, to the first day the rule names.
+
+    An RRULE's DTSTART is always its first occurrence, and ``INTERVAL`` counts from its
+    week: a start on a Saturday with 'every other Friday' would give that Saturday, then
+    a Friday two weeks out. The first occurrence is the first Friday from the start.
+    """
+    day = start.day
+    for _ in range(400):
+        if (not days or day.weekday() in days) and (month_day is None or day.day == month_day):
+            break
+        day += timedelta(days=1)
+    else:
+        raise InvalidInputError("no occurrence within a year")
+    if day == start.day:
+        return start
+    if start.all_day:
+        return When(start=reader.when(day.isoformat()).start, all_day=True)
+    clock = start.start.astimezone(reader.zone).time().replace(tzinfo=None)
+    return When(start=reader.when(f"{day.isoformat()}T{clock.isoformat()}").start, all_day=False)
 
 
 def _check(rule: str, first: When) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated
 
 import icalendar
@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from satchel._errors import ToolRetry
 from satchel.toolkit._calendar_model import (
+    ESTIMATE,
     MAX_TEXT,
     MAX_TITLE,
     TaskItem,
@@ -29,10 +30,11 @@ __all__ = ["DeletedTask", "TaskList", "TaskListing", "TaskLists", "task_tools"]
 
 TaskId = Annotated[str, Field(min_length=1, max_length=500)]
 ListName = Annotated[str | None, Field(max_length=200)]
+Minutes = Annotated[int | None, Field(ge=1, le=10080)]
 
 
 class TaskListing(BaseModel):
-    """Tasks: open ones first, by due date."""
+    """Tasks: open ones first, by due date, then priority."""
 
     tasks: list[TaskItem]
 
@@ -57,13 +59,20 @@ class DeletedTask(BaseModel):
     title: str
 
 
-def _due_key(todo: icalendar.Component) -> tuple[int, str]:
+def _priority(todo: icalendar.Component) -> int:
+    """RFC 5545 PRIORITY, 1 (highest) to 9; undefined (0 or missing) counts as 5."""
+    raw = str(todo.get("PRIORITY", "0")).strip()
+    value = int(raw) if raw.isdigit() else 0
+    return value if 1 <= value <= 9 else 5
+
+
+def _due_key(todo: icalendar.Component) -> tuple[int, str, int]:
     value = moment(todo, "DUE")
     done = str(todo.get("STATUS", "")).upper() == "COMPLETED"
     if not isinstance(value, date):
-        return (2 if done else 1, "")
+        return (2 if done else 1, "", _priority(todo))
     text = value.astimezone(UTC).isoformat() if isinstance(value, datetime) else value.isoformat()
-    return (2 if done else 0, text)
+    return (2 if done else 0, text, _priority(todo))
 
 
 def task_tools(
@@ -93,6 +102,19 @@ def task_tools(
             )
         return found
 
+    def list_of(todo: icalendar.Component, given: str | None) -> str | None:
+        """The list ``todo`` is on, named as ``list_tasks`` names it."""
+        if given is not None:
+            return given
+        names = tasks.task_lists()
+        if len(names) == 1:
+            return names[0]
+        uid = str(todo.get("UID", ""))
+        for name in names:
+            if any(str(t.get("UID", "")) == uid for t in tasks.items("todo", name)):
+                return name
+        return None
+
     def set_due(todo: icalendar.Component, due: str) -> None:
         drop(todo, "DUE")
         if due.strip().lower() in ("", "none"):
@@ -100,6 +122,9 @@ def task_tools(
         when = reader().when(due, field="due")
         value: date | datetime = when.day if when.all_day else when.start
         put(todo, "due", value)
+
+    def set_estimate(todo: icalendar.Component, minutes: int) -> None:
+        put(todo, ESTIMATE, icalendar.vDuration(timedelta(minutes=minutes)))
 
     def touch(todo: icalendar.Component) -> None:
         stamp = datetime.now(UTC).replace(microsecond=0)
@@ -125,6 +150,7 @@ def task_tools(
         notes: Annotated[str | None, Field(max_length=MAX_TEXT)] = None,
         due: Annotated[str | None, Field(max_length=200)] = None,
         task_list: ListName = None,
+        estimate_minutes: Minutes = None,
     ) -> TaskItem:
         """Add a new task or to-do item to the user's to-do list, with an optional due date.
 
@@ -134,6 +160,7 @@ def task_tools(
             due: When it is due, in words or ISO 8601: 'Friday', 'tomorrow end of day',
                 'in 3 days', '2026-12-03'.
             task_list: Which list (see get_task_lists); default the first.
+            estimate_minutes: How long it takes, in minutes.
         """
         todo = icalendar.Todo()
         put(todo, "uid", str(uuid.uuid4()))
@@ -142,9 +169,11 @@ def task_tools(
             put(todo, "description", notes)
         if due is not None:
             set_due(todo, due)
+        if estimate_minutes is not None:
+            set_estimate(todo, estimate_minutes)
         set_status(todo, False)
         tasks.save("todo", todo, task_list, new=True)
-        return task_record(todo, config.zone(), task_list)
+        return task_record(todo, config.zone(), list_of(todo, task_list))
 
     @tool(
         category="tasks",
@@ -156,6 +185,7 @@ def task_tools(
         title: Annotated[str | None, Field(min_length=1, max_length=MAX_TITLE)] = None,
         notes: Annotated[str | None, Field(max_length=MAX_TEXT)] = None,
         due: Annotated[str | None, Field(max_length=200)] = None,
+        estimate_minutes: Minutes = None,
     ) -> TaskItem:
         """Edit a task on the to-do list: rename it, add or change its notes, or move its
         due date. Only the fields given change.
@@ -165,6 +195,7 @@ def task_tools(
             title: The new title.
             notes: The new details ('' clears them).
             due: The new due date ('next Monday'), or 'none' to clear it.
+            estimate_minutes: How long it takes, in minutes.
         """
         todo = find(task_id)
         for name, value in (("SUMMARY", title), ("DESCRIPTION", notes)):
@@ -174,15 +205,17 @@ def task_tools(
                     put(todo, name, value)
         if due is not None:
             set_due(todo, due)
+        if estimate_minutes is not None:
+            set_estimate(todo, estimate_minutes)
         touch(todo)
         tasks.save("todo", todo)
-        return task_record(todo, config.zone(), None)
+        return task_record(todo, config.zone(), list_of(todo, None))
 
     def marked(task_id: str, *, done: bool) -> TaskItem:
         todo = find(task_id)
         set_status(todo, done)
         tasks.save("todo", todo)
-        return task_record(todo, config.zone(), None)
+        return task_record(todo, config.zone(), list_of(todo, None))
 
     @tool(
         category="tasks",
@@ -241,8 +274,8 @@ def task_tools(
         show_completed: bool = False,
         max_results: Annotated[int, Field(ge=1, le=1000)] = 100,
     ) -> TaskListing:
-        """Show the tasks on the to-do list: open ones first, soonest due first (finished
-        ones with show_completed).
+        """Show the tasks on the to-do list: open ones first, soonest due first, then by
+        priority (finished ones with show_completed).
 
         Args:
             task_list: Which list (see get_task_lists); default every list.

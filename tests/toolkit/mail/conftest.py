@@ -170,7 +170,9 @@ def mail(
     if request.param == "maildir":
         maildir = MaildirBackend(tmp_path / "mail", address=ME)
 
-        def deliver_local(msg: EmailMessage, *, seen: bool = False, folder: str = "INBOX") -> str:
+        def deliver_local(
+            msg: EmailMessage | bytes, *, seen: bool = False, folder: str = "INBOX"
+        ) -> str:
             return maildir.add(msg, folder=folder, seen=seen)
 
         yield MailSetup("maildir", maildir, _registry(maildir), deliver_local)
@@ -190,9 +192,12 @@ def mail(
         address=ME,
     )
 
-    def deliver_imap(msg: EmailMessage, *, seen: bool = False, folder: str = "INBOX") -> str:
+    def deliver_imap(
+        msg: EmailMessage | bytes, *, seen: bool = False, folder: str = "INBOX"
+    ) -> str:
+        raw = msg if isinstance(msg, bytes) else msg.as_bytes()
         with imap_server.client() as client:
-            reply = client.append(folder, msg.as_bytes(), flags=[b"\\Seen"] if seen else [])
+            reply = client.append(folder, raw, flags=[b"\\Seen"] if seen else [])
         return f"{folder}:{reply.split()[2].rstrip(b']').decode()}"
 
     yield MailSetup("imap", backend, _registry(backend), deliver_imap, smtp)

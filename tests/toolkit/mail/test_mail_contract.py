@@ -251,3 +251,26 @@ async def test_search_finds_words_outside_ascii_and_survives_odd_text(mail: Mail
     for odd in ['"', 'from:"', "subject:(", "\\", "*", "a" * 300]:
         result = await mail.tools.call("search_emails", {"query": odd})
         assert result.ok, (odd, result.error)
+
+
+async def test_raw_utf8_headers_read_as_the_sender_wrote_them(mail: MailSetup) -> None:
+    raw = (
+        "From: Tomás Núñez <tomas@example.org>\r\n"
+        f"To: {ME}\r\n"
+        "Subject: Reunión mañana\r\n"
+        f"Date: {_recent()}\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        "Content-Transfer-Encoding: 8bit\r\n"
+        "\r\n"
+        "Hasta mañana.\r\n"
+    ).encode()
+    email_id = mail.deliver(raw)
+    [summary] = (await _ok(mail, "list_unread_emails", {})).emails
+    assert (summary.sender, summary.subject) == (
+        "Tomás Núñez <tomas@example.org>",
+        "Reunión mañana",
+    )
+    details = await _ok(mail, "get_email_details", {"email_id": email_id})
+    assert details.body == "Hasta mañana."
+    found = await _ok(mail, "search_emails", {"query": "from:Tomás"})
+    assert [e.subject for e in found.emails] == ["Reunión mañana"]

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.header import decode_header, make_header
+from email.header import Header, decode_header, make_header
 from email.headerregistry import Address
 from email.message import EmailMessage, Message
 from email.policy import default as default_policy
@@ -34,11 +34,28 @@ _SPACE = re.compile(r"\s+")
 _QUERY_TOKEN = re.compile(r'(?:(from|to|subject|cc):)?(?:"([^"]*)"|(\S+))', re.IGNORECASE)
 
 
+def _eight_bit(value: Header) -> str:
+    """A header that arrived as raw 8-bit bytes (not RFC 2047), which ``compat32`` hands
+    over as an ``unknown-8bit`` :class:`Header`: its bytes read as UTF-8 (what every
+    current mailer writes), else as Windows-1252, never as replacement characters."""
+    raw = b"".join(
+        part if isinstance(part, bytes) else part.encode("ascii", "replace")
+        for part, _ in decode_header(value)
+    )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("cp1252", errors="replace")
+
+
 def _header(msg: Message, name: str) -> str:
-    """A header as text: RFC 2047 encoded words decoded, whitespace collapsed."""
+    """A header as text: RFC 2047 encoded words decoded, raw UTF-8 read as UTF-8,
+    whitespace collapsed."""
     value = msg.get(name)
     if value is None:
         return ""
+    if isinstance(value, Header):
+        value = _eight_bit(value)
     try:
         text = str(make_header(decode_header(str(value))))
     except (ValueError, LookupError, UnicodeError):  # a broken encoded word: keep it raw
