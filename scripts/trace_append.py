@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from satchel.cli._serve import ServeOptions, build_catalog, memory_tools, served_registry
+from satchel.serve import ServeOptions, build_catalog, memory_tools, served_registry
 from satchel.consent import PermissionBroker, SQLiteApprovalStore
 from satchel.mcp import create_server
 from satchel.memory import SQLiteStore

@@ -29,6 +29,7 @@ PACKAGES = [
     "satchel.retrieval",
     "satchel.rules",
     "satchel.schema",
+    "satchel.serve",
     "satchel.toolkit",
     "satchel.toolkit.mail",
     "satchel.tools",

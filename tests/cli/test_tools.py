@@ -237,7 +237,7 @@ def test_log_level_debug_logs_to_stderr_and_is_undone_after_the_command(
 
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert "DEBUG satchel.cli: importing" in result.stderr
+    assert "DEBUG satchel.serve: importing" in result.stderr  # the loader is satchel.serve's
     assert result.stderr.strip().splitlines()[-1].startswith("Error: ")
     assert (root.level, root.handlers) == (level, handlers)
 

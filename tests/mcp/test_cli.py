@@ -6,16 +6,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from satchel.cli import app
-from satchel.cli._serve import (
-    MountSpec,
-    ServeOptions,
-    attach_headers,
-    build_catalog,
-    parse_http,
-    parse_mount,
-    parse_mount_header,
-    served_registry,
-)
+from satchel.cli._serve_args import attach_headers, parse_http, parse_mount, parse_mount_header
+from satchel.serve import MountSpec, ServeOptions, build_catalog, served_registry
 
 runner = CliRunner()
 

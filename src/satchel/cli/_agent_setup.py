@@ -1,14 +1,14 @@
-"""What ``satchel run`` and ``satchel chat`` share: their options, checked once
-(:func:`agent_setup`), and the opened agent (:func:`opened_agent`): the memory store
-``--db`` names, its approval broker, and beside the memory tools (all four, fewer with
-``--replace``, none with ``--no-memory``) the ``--tools`` registries and ``--mount``
-servers, gated for approval as under ``serve`` and, with ``--lazy``, behind the
-meta-tools."""
+"""What ``satchel run`` and ``satchel chat`` share: their options as one
+:class:`AgentOptions`, checked once (:func:`agent_setup`), and the opened agent
+(:func:`opened_agent`): the memory store ``--db`` names, its approval broker, and beside
+the memory tools (all four, fewer with ``--replace``, none with ``--no-memory``) the
+``--tools`` registries and ``--mount`` servers, gated for approval as under ``serve``
+and, with ``--lazy``, behind the meta-tools."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +20,9 @@ from satchel.agent import Agent, Model, model_from_string
 from satchel.agent._sdk import DEFAULT_TIMEOUT
 from satchel.builtin import BuiltinTools
 from satchel.channels import ChannelConfig
-from satchel.cli._builtin_options import check_replace, check_replacements
+from satchel.cli._builtin_options import check_replace
 from satchel.cli._channels import channels_config, open_channels
-from satchel.cli._common import load_object, load_registry
+from satchel.cli._common import load_object, option_errors
 from satchel.cli._serve_args import MountSpec, parse_mount
 from satchel.cli._store import resolve_db_location
 from satchel.consent import PermissionBroker, open_approval_store, with_approval
@@ -30,9 +30,11 @@ from satchel.memory import ConsentHandler, open_store
 from satchel.meta import MetaTools
 from satchel.registry import ToolRegistry, merged
 from satchel.rules import MaxCalls, ToolRule
+from satchel.serve import load_tools
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "AgentOptions",
     "AgentSetup",
     "BaseUrlOption",
     "ConversationOption",
@@ -165,47 +167,54 @@ class AgentSetup:
     channels: ChannelConfig = field(default_factory=ChannelConfig)
 
 
-def agent_setup(
-    *,
-    model: str,
-    base_url: str | None,
-    agent: str,
-    conversation: str,
-    db: str | None,
-    tools: list[str] | None,
-    mounts: list[str] | None,
-    lazy: bool,
-    max_steps: int,
-    max_calls: int | None,
-    replace: list[str] | None = None,
-    no_memory: bool = False,
-    channels: Path | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> AgentSetup:
+@dataclass(frozen=True, kw_only=True)
+class AgentOptions:
+    """The options ``run`` and ``chat`` share, as given on the command line; each
+    default is the command's. :func:`agent_setup` checks them."""
+
+    model: str = "openai:gpt-4o-mini"
+    base_url: str | None = None
+    agent: str = "default"
+    conversation: str = "default"
+    db: str | None = None
+    tools: Sequence[str] = ()
+    mounts: Sequence[str] = ()
+    lazy: bool = False
+    replace: Sequence[str] = ()
+    no_memory: bool = False
+    max_steps: int = 20
+    max_calls: int | None = None
+    channels: Path | None = None
+    timeout: float = DEFAULT_TIMEOUT
+
+
+def agent_setup(options: AgentOptions) -> AgentSetup:
     """Check every option before anything runs.
 
     Raises:
         typer.BadParameter: an empty agent, a bad model, ``--tools``, ``--mount``,
             ``--db``, ``--replace`` or ``--channels``.
     """
-    if not agent.strip():
+    if not options.agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
-    replaced = check_replace(replace or (), no_memory=no_memory, tools=tools or ())
-    resolve_db_location(db, must_exist=False)
-    registries = tuple(load_registry(target) for target in tools or ())
-    check_replacements(replaced, list(zip(tools or (), registries, strict=True)))
+    replaced = check_replace(options.replace, no_memory=options.no_memory, tools=options.tools)
+    resolve_db_location(options.db, must_exist=False)
+    with option_errors():
+        registries = load_tools(options.tools, replace=replaced)
     return AgentSetup(
-        model=resolve_model(model, base_url, timeout),
-        agent=agent,
-        conversation=conversation,
-        db=db,
-        registries=registries,
-        mounts=tuple(parse_mount(value) for value in mounts or ()),
-        lazy=lazy,
-        max_steps=max_steps,
-        rules=(MaxCalls(max_calls),) if max_calls is not None else (),
-        builtins=BuiltinTools(include=()) if no_memory else BuiltinTools(exclude=replaced),
-        channels=channels_config(channels),
+        model=resolve_model(options.model, options.base_url, options.timeout),
+        agent=options.agent,
+        conversation=options.conversation,
+        db=options.db,
+        registries=tuple(registry for _, registry in registries),
+        mounts=tuple(parse_mount(value) for value in options.mounts),
+        lazy=options.lazy,
+        max_steps=options.max_steps,
+        rules=(MaxCalls(options.max_calls),) if options.max_calls is not None else (),
+        builtins=(
+            BuiltinTools(include=()) if options.no_memory else BuiltinTools(exclude=replaced)
+        ),
+        channels=channels_config(options.channels),
     )
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from satchel.builtin import BuiltinTools
-from satchel.registry import ToolRegistry
+from satchel.serve import check_replacements
 
 __all__ = [
     "NoMemoryOption",
@@ -71,22 +71,3 @@ def check_replace(
             param_hint="'--replace'",
         )
     return tuple(dict.fromkeys(names))
-
-
-def check_replacements(
-    replaced: Sequence[str], registries: Sequence[tuple[str, ToolRegistry]]
-) -> None:
-    """Each ``--replace`` name must be defined by one of the ``--tools`` registries
-    (given as ``(target, registry)``).
-
-    Raises:
-        typer.BadParameter: none of them defines a replaced name.
-    """
-    for name in replaced:
-        if not any(name in registry for _, registry in registries):
-            where = ", ".join(target for target, _ in registries) or "no --tools registry"
-            raise typer.BadParameter(
-                f"no --tools registry defines {name!r} to replace the built-in (looked in "
-                f"{where}).",
-                param_hint="'--replace'",
-            )

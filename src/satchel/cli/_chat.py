@@ -34,6 +34,7 @@ from satchel.agent import (
 from satchel.builtin import render_context
 from satchel.cli._agent_setup import (
     DEFAULT_TIMEOUT,
+    AgentOptions,
     AgentSetup,
     BaseUrlOption,
     ConversationOption,
@@ -86,12 +87,13 @@ def chat(
     once, even mid-answer (the turn is kept as interrupted; exit status 130).
     """
     with stops_on_ctrl_c(newline=True):
-        setup = agent_setup(
+        options = AgentOptions(
             model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
-            tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
-            replace=replace, no_memory=no_memory,
+            tools=tools or (), mounts=mount or (), lazy=lazy, replace=replace or (),
+            no_memory=no_memory, max_steps=max_steps, max_calls=max_calls,
             channels=channels, timeout=timeout,
         )  # fmt: skip
+        setup = agent_setup(options)
         anyio.run(_Session(Console(highlight=False), agent).main, setup)
 
 

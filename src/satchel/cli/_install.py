@@ -52,8 +52,8 @@ import typer
 
 from satchel.cli._common import load_registry
 from satchel.cli._json_config import merge_server, read_config, remove_server, write_config
-from satchel.cli._serve import AUTO_AGENT
 from satchel.cli._store import resolve_db_location
+from satchel.serve import AUTO_AGENT
 
 __all__ = [
     "CLIENTS",

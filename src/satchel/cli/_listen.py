@@ -14,6 +14,8 @@ from collections.abc import Mapping
 
 import typer
 
+from satchel.serve import listen_problem
+
 __all__ = [
     "TOKEN_ENV",
     "check_listen",
@@ -57,22 +59,6 @@ def is_loopback(host: str, *, hint: str = _HINT) -> bool:
     except ValueError:
         pass
     return all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in _addresses(host, hint))
-
-
-def listen_problem(exc: OSError, host: str, port: int) -> str:
-    """One sentence saying why listening on ``host:port`` failed."""
-    if isinstance(exc, socket.gaierror):
-        return f"cannot resolve the host {host!r}: {exc.strerror or exc}."
-    if exc.errno == errno.EADDRINUSE:
-        return (
-            f"port {port} on {host} is in use (another satchel?); pick another port, or 0 "
-            "for any free one."
-        )
-    if exc.errno == errno.EADDRNOTAVAIL:
-        return f"{host} is not an address of this machine, so satchel cannot listen on it."
-    if exc.errno == errno.EACCES:
-        return f"no permission to listen on port {port} (ports below 1024 need privileges)."
-    return f"cannot listen on {host}:{port}: {exc.strerror or exc}."
 
 
 def check_listen(host: str, port: int, *, host_hint: str = _HINT, port_hint: str = _HINT) -> None:

@@ -11,6 +11,7 @@ import typer
 from satchel.agent import RunResult
 from satchel.cli._agent_setup import (
     DEFAULT_TIMEOUT,
+    AgentOptions,
     AgentSetup,
     BaseUrlOption,
     ConversationOption,
@@ -60,12 +61,13 @@ def run(
     and keeps the turn as interrupted (exit status 130).
     """
     with stops_on_ctrl_c():
-        setup = agent_setup(
+        options = AgentOptions(
             model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
-            tools=tools, mounts=mount, lazy=lazy, max_steps=max_steps, max_calls=max_calls,
-            replace=replace, no_memory=no_memory,
+            tools=tools or (), mounts=mount or (), lazy=lazy, replace=replace or (),
+            no_memory=no_memory, max_steps=max_steps, max_calls=max_calls,
             channels=channels, timeout=timeout,
         )  # fmt: skip
+        setup = agent_setup(options)
         result = anyio.run(_run, setup, prompt)
     if json_output:
         echo_json(result.to_dict())

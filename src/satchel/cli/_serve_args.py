@@ -6,22 +6,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import typer
 
+from satchel.serve import MountSpec
+
 __all__ = ["MountSpec", "attach_headers", "parse_http", "parse_mount", "parse_mount_header"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class MountSpec:
-    """One ``--mount``: a prefix and either a command line or a URL."""
-
-    prefix: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    url: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
 
 
 def parse_http(value: str) -> tuple[str, int]:

@@ -1,5 +1,5 @@
 """``satchel serve --toolkit productivity``: the options that choose and configure a
-toolkit (:mod:`satchel.toolkit`), kept here so ``_serve.py`` only passes them on."""
+toolkit (:mod:`satchel.toolkit`), kept here so the ``serve`` command only passes them on."""
 
 from __future__ import annotations
 

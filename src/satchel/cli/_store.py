@@ -11,9 +11,10 @@ import anyio
 import typer
 
 from satchel import memory
-from satchel._errors import ConsentRequiredError, InvalidInputError
+from satchel._errors import ConsentRequiredError, InvalidInputError, SatchelUsageError
 from satchel.embed import default_embedder
 from satchel.memory import ConsentRequest, MemoryStore
+from satchel.serve import database_location
 
 __all__ = ["DbOption", "open_store", "resolve_db_location", "run_on_store"]
 
@@ -60,35 +61,23 @@ async def open_store(
 
 def resolve_db_location(target: str | None, *, must_exist: bool) -> str | Path:
     """What ``--db`` names: a PostgreSQL URL, or the SQLite file (``None``: the default
-    file).
-
-    A new file is created in an existing folder, and the default file's folder (the
-    data dir) is created when missing; a ``--db`` in a folder that does not exist is
-    refused rather than created: it is far more often a typo than a wish, and a typo
-    must not start a new, empty memory in a new folder tree.
+    file); see :func:`satchel.serve.database_location`, whose errors this words for a
+    command line.
 
     Raises:
         typer.BadParameter: An unsupported URL, a folder, no database file there when
             ``must_exist``, or a given file's folder does not exist.
     """
     try:
-        where = memory.store_location(target, must_exist=must_exist)
-    except InvalidInputError as exc:
-        hint = (
-            " (a command that writes, such as set or import, creates it)"
-            if (must_exist and "there is no memory database" in exc.message)
-            else ""
-        )
-        raise typer.BadParameter(f"{exc.message}{hint}.", param_hint="'--db'") from None
-    explicit = target is not None and bool(target.strip())
-    if explicit and isinstance(where, Path) and not where.parent.is_dir():
-        folder = str(where.parent)
-        raise typer.BadParameter(
-            f"the folder {folder!r} does not exist; create it first (mkdir -p {folder!r}) "
-            "or check the path.",
-            param_hint="'--db'",
-        )
-    return where
+        return database_location(target, must_exist=must_exist)
+    except SatchelUsageError as exc:
+        message = exc.message
+        if must_exist and "there is no memory database" in message:
+            message = (
+                message.removesuffix(".")
+                + " (a command that writes, such as set or import, creates it)."
+            )
+        raise typer.BadParameter(message, param_hint="'--db'") from None
 
 
 async def _approve(request: ConsentRequest, /) -> bool:
