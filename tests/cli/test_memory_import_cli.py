@@ -69,6 +69,11 @@ HOSTILE: list[tuple[str, bytes, tuple[str, ...]]] = [
         ("line 2", "char_limit must be from 0"),
     ),
     (
+        "a value over its char_limit",
+        export_file({**BLOCK, "value": "x" * 20, "char_limit": 5}),
+        ("block 'notes'", "20 characters, over its char_limit of 5", "Nothing was imported"),
+    ),
+    (
         "metadata nested 5,000 deep",
         export_file(BLOCK).replace(b'"metadata": {}', b'"metadata": ' + deep(5_000).encode()),
         ("line 2", "nested too deeply"),
