@@ -85,8 +85,10 @@ class Guard:
     session_seconds: float = SESSION_SECONDS
     # session id -> (when it ends, on time.monotonic(); the token it was opened with,
     # as an HMAC under ``secret``)
-    _sessions: dict[str, tuple[float, str]] = field(default_factory=dict[str, tuple[float, str]])
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _sessions: dict[str, tuple[float, str]] = field(
+        init=False, repr=False, default_factory=dict[str, tuple[float, str]]
+    )
+    _lock: threading.Lock = field(init=False, repr=False, default_factory=threading.Lock)
 
     def _mac(self, key: bytes, text: str) -> str:
         return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
