@@ -21,7 +21,9 @@ embedding on, as a person runs it) in a child process, whose peak resident memor
 (``ru_maxrss`` of ``RUSAGE_CHILDREN``, taken by a wrapper process around the CLI alone)
 is printed as a ratio to the file's size. Two texts: ASCII words (1 byte per character
 in Python), and the same words with a U+2028 every kilobyte (2 bytes per character in
-Python, and a UTF-8 copy for SQLite). "idle" is the CLI importing a header-only file.
+Python, and a UTF-8 copy for SQLite); the ASCII block also as a Markdown export
+(``memory export --format markdown``) imported into a new store. "idle" is the CLI
+importing a header-only file.
 
 Run:
     uv run python bench/memory_import.py --mb 113
@@ -197,13 +199,26 @@ def single(megabytes: float) -> None:
             path = workdir / f"{name[:5]}.jsonl"
             write_single(path, megabytes, wide=wide)
             size = path.stat().st_size / 2**20
-            result = measure_cli(path, workdir / f"{name[:5]}.db")
+            database = workdir / f"{name[:5]}.db"
+            result = measure_cli(path, database)
             peak = result["peak_kb"] / 1024
             print(
                 f"| {name} | {size:.0f} | {peak:.0f} | {peak / size:.2f} "
                 f"| {(peak - idle) / size:.2f} | {result['s']:.1f} |"
             )
             path.unlink()
+            if not wide:  # the same block as a Markdown export, imported into a new store
+                folder = workdir / "markdown"
+                export = [sys.executable, "-m", "satchel", "memory", "export", "--db"]
+                export += [str(database), "--agent", AGENT, "--format", "markdown", str(folder)]
+                subprocess.run(export, check=True, capture_output=True)
+                size = sum(f.stat().st_size for f in folder.rglob("*.md")) / 2**20
+                result = measure_cli(folder, workdir / "markdown.db")
+                peak = result["peak_kb"] / 1024
+                print(
+                    f"| {name}, Markdown folder | {size:.0f} | {peak:.0f} | {peak / size:.2f} "
+                    f"| {(peak - idle) / size:.2f} | {result['s']:.1f} |"
+                )
 
 
 def main() -> None:
