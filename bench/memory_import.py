@@ -15,8 +15,19 @@ child process per path, and reports each child's peak resident memory (``ru_maxr
 Embedding is off in every child (``embed=False``): the MiniLM model would take hours
 on 100 MB, and its working set is bounded by the batch size either way.
 
+``--single`` measures the other shape (issue 28, item 14): an export holding **one**
+block of ``--mb`` MB, imported by the real CLI (``python -m satchel memory import``,
+embedding on, as a person runs it) in a child process, whose peak resident memory
+(``ru_maxrss`` of ``RUSAGE_CHILDREN``, taken by a wrapper process around the CLI alone)
+is printed as a ratio to the file's size. Two texts: ASCII words (1 byte per character
+in Python), and the same words with a U+2028 every kilobyte (2 bytes per character in
+Python, and a UTF-8 copy for SQLite); the ASCII block also as a Markdown export
+(``memory export --format markdown``) imported into a new store. "idle" is the CLI
+importing a header-only file.
+
 Run:
     uv run python bench/memory_import.py --mb 113
+    uv run python bench/memory_import.py --single --mb 100
 """
 
 from __future__ import annotations
@@ -135,14 +146,97 @@ def measure(path: Path, workdir: Path, mode: str) -> dict[str, float]:
     return json.loads(output)
 
 
+def write_single(path: Path, megabytes: float, *, wide: bool) -> None:
+    """An export of one archival block of about ``megabytes`` MB of text; ``wide`` puts
+    a U+2028 in every kilobyte (written as its JSON escape, as the exporter does)."""
+    unit = " ".join(WORDS) + " "
+    if wide:
+        unit = (unit * (1000 // len(unit) + 1))[:999] + "\u2028"
+    block = Block(
+        id="big", agent=AGENT, label="big", value=unit * int(megabytes * 1e6 // len(unit)),
+        kind=BlockKind.ARCHIVAL, created_at=T0, updated_at=T0,
+    )  # fmt: skip
+    line = json.dumps({"type": "block", "block": block.model_dump(mode="json")}, ensure_ascii=False)
+    del block
+    with path.open("w", encoding="utf-8", newline="\n") as out:
+        out.write(json.dumps({"format": "satchel-memory", "version": 1, "agent": AGENT}) + "\n")
+        out.write(line.replace("\u2028", "\\u2028") + "\n")
+
+
+def peak_of(command: list[str]) -> None:
+    """Run ``command`` and print its peak resident memory (kB) and seconds as JSON:
+    this wrapper has no other child, so ``RUSAGE_CHILDREN`` is the command's own."""
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{command} failed: {done.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    print(json.dumps({"peak_kb": peak, "s": time.perf_counter() - start}))
+
+
+def measure_cli(path: Path, database: Path) -> dict[str, float]:
+    """Peak memory of ``satchel memory import FILE`` into ``database``, in a child."""
+    command = [
+        sys.executable, "-m", "satchel", "memory", "import", "--db", str(database),
+        "--agent", AGENT, str(path),
+    ]  # fmt: skip
+    wrapper = [sys.executable, __file__, "--peak-of", *command]
+    output = subprocess.run(wrapper, check=True, capture_output=True, text=True).stdout
+    return json.loads(output)
+
+
+def single(megabytes: float) -> None:
+    """The ``--single`` table: one large block through the real CLI."""
+    print("| text | file MB | peak RSS MB | peak / file size | above idle / file size | s |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        empty = workdir / "empty.jsonl"
+        empty.write_text(json.dumps({"format": "satchel-memory", "version": 1, "agent": AGENT}))
+        idle = measure_cli(empty, workdir / "idle.db")["peak_kb"] / 1024
+        print(f"| idle (header only) | 0 | {idle:.0f} | - | - | - |")
+        for name, wide in (("ASCII words", False), ("words + U+2028 every kB", True)):
+            path = workdir / f"{name[:5]}.jsonl"
+            write_single(path, megabytes, wide=wide)
+            size = path.stat().st_size / 2**20
+            database = workdir / f"{name[:5]}.db"
+            result = measure_cli(path, database)
+            peak = result["peak_kb"] / 1024
+            print(
+                f"| {name} | {size:.0f} | {peak:.0f} | {peak / size:.2f} "
+                f"| {(peak - idle) / size:.2f} | {result['s']:.1f} |"
+            )
+            path.unlink()
+            if not wide:  # the same block as a Markdown export, imported into a new store
+                folder = workdir / "markdown"
+                export = [sys.executable, "-m", "satchel", "memory", "export", "--db"]
+                export += [str(database), "--agent", AGENT, "--format", "markdown", str(folder)]
+                subprocess.run(export, check=True, capture_output=True)
+                size = sum(f.stat().st_size for f in folder.rglob("*.md")) / 2**20
+                result = measure_cli(folder, workdir / "markdown.db")
+                peak = result["peak_kb"] / 1024
+                print(
+                    f"| {name}, Markdown folder | {size:.0f} | {peak:.0f} | {peak / size:.2f} "
+                    f"| {(peak - idle) / size:.2f} | {result['s']:.1f} |"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Peak memory of a large import.")
     parser.add_argument("--mb", type=float, default=113.0, help="export size in MB")
+    parser.add_argument("--single", action="store_true", help="one block of --mb MB, via the CLI")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "FILE", "DB"), help=argparse.SUPPRESS)
+    parser.add_argument("--peak-of", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peak_of:
+        peak_of(args.peak_of)
+        return
     if args.child:
         mode, path, database = args.child
         child(Path(path), Path(database), mode)
+        return
+    if args.single:
+        single(args.mb)
         return
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)

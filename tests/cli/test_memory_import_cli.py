@@ -69,6 +69,11 @@ HOSTILE: list[tuple[str, bytes, tuple[str, ...]]] = [
         ("line 2", "char_limit must be from 0"),
     ),
     (
+        "a value over its char_limit",
+        export_file({**BLOCK, "value": "x" * 20, "char_limit": 5}),
+        ("block 'notes'", "20 characters, over its char_limit of 5", "Nothing was imported"),
+    ),
+    (
         "metadata nested 5,000 deep",
         export_file(BLOCK).replace(b'"metadata": {}', b'"metadata": ' + deep(5_000).encode()),
         ("line 2", "nested too deeply"),
@@ -273,3 +278,41 @@ def test_an_import_file_cannot_take_another_agents_block_by_its_id(
     one_error_line(result, 2, "cannot be used for 'bob'", "Nothing was imported")
     assert "alice" not in result.stderr + result.stdout
     assert ok(db, "export", "--all-agents").stdout == before
+
+
+_CHECK_PASS = """
+import re, sys
+from pathlib import Path
+from satchel.cli._backup import check_export
+
+def peak():  # VmHWM, not ru_maxrss: that one starts at the forking parent's size
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1))
+
+idle = peak()
+with open(sys.argv[1], "rb") as stream:
+    assert check_export(stream, "default", show=False) == 1
+print(peak() - idle)
+"""
+
+
+@pytest.mark.parametrize("wide", [False, True], ids=["ascii", "line-separators"])
+def test_the_check_pass_holds_a_large_single_block_about_twice_not_four_times(
+    tmp_path: Path, wide: bool
+) -> None:
+    """Issue 28, item 14: the line's bytes, its stripped copy, its text and a UTF-8
+    re-encoding of the value were all alive at once. Now the bytes go once decoded
+    and the text once parsed: about 2 x the file at the peak (was 4 x)."""
+    unit = "harbour ferry compiler Kyoto tea " * 30 + ("\u2028" if wide else "")
+    value = unit * (40_000_000 // len(unit))
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(export_file({**BLOCK, "value": value}).replace(b"\\u2028", "\u2028".encode()))
+    del value
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK_PASS, str(big)], capture_output=True, text=True, check=True
+    )
+    peak = int(done.stdout) * 1024
+    size = big.stat().st_size
+    python_chars = 2 if wide else 1  # U+2028 makes Python keep 2 bytes per character
+    # text and value at 2 x (4 x wide) now, 4 x (6 x wide) before
+    assert peak < (1 + 2 * python_chars) * size, (peak / size, done.stderr)

@@ -5,6 +5,7 @@ nothing, and every stored value is escaped."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -264,6 +265,38 @@ async def test_export_then_import_restores_a_deleted_block(site: Site) -> None:
     )
     assert junk.status_code == 422
     assert "cannot be imported" in junk.text
+
+
+async def test_an_import_whose_last_line_is_bad_writes_none_of_the_earlier_ones(
+    site: Site,
+) -> None:
+    exported = site.client.get("/agents/ada/export").text
+    first = exported.splitlines()[0]
+    block = {
+        "type": "block",
+        "block": {
+            "id": "fresh", "agent": "ada", "label": "fresh", "value": "new text",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+        },
+    }  # fmt: skip
+    body = f"{first}\n{json.dumps(block)}\nnot json\n".encode()
+    refused = site.client.post(
+        "/agents/ada/import",
+        data={"csrf": site.csrf(), "on_conflict": "skip"},
+        files={"file": ("ada.jsonl", body, "application/x-ndjson")},
+    )
+    assert refused.status_code == 422
+    assert "line 3" in refused.text
+    assert "fresh" not in [b.label for b in await site.store.list_blocks("ada")]
+    body = f"{first}\n{json.dumps(block)}\n".encode()
+    imported = site.client.post(
+        "/agents/ada/import",
+        data={"csrf": site.csrf(), "on_conflict": "skip"},
+        files={"file": ("ada.jsonl", body, "application/x-ndjson")},
+    )
+    assert imported.status_code == 200
+    assert "1 records read: 1 blocks" in imported.text
+    assert (await site.store.get_block("ada", "fresh")).value == "new text"
 
 
 async def test_the_timeline_shows_a_days_messages(site: Site) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from satchel import AlreadyExistsError, InvalidInputError, PermissionDeniedError
+from satchel import AlreadyExistsError, CharLimitError, InvalidInputError, PermissionDeniedError
 from satchel.memory import (
     Block,
     BlockKind,
@@ -201,13 +201,46 @@ async def test_an_import_never_takes_another_agents_record_by_its_id(
         assert "already" not in message
 
 
-async def test_import_keeps_a_value_over_its_char_limit(store: MemoryStore) -> None:
-    block = Block(
+async def test_import_refuses_a_value_over_its_char_limit_and_writes_nothing(
+    store: MemoryStore,
+) -> None:
+    await populate(store)
+    before = await export_all(store)
+    good = Block(id="g", agent="ada", label="good", value="v", created_at=T0, updated_at=T0)
+    big = Block(
         id="b1", agent="ada", label="big", value="x" * 20, char_limit=5,
         created_at=T0, updated_at=T0 + timedelta(days=1), version=3,
     )  # fmt: skip
-    await store.import_records([block])
-    assert await export_all(store) == [block]
+    for mode in ("error", "skip", "replace"):
+        with pytest.raises(CharLimitError) as refused:
+            await store.import_records([good, big], on_conflict=mode)
+        assert "block 'big'" in refused.value.message
+        assert "20 characters, over its char_limit of 5" in refused.value.message
+        assert "Nothing was imported" in refused.value.message
+        assert refused.value.details == {
+            "position": 1, "id": "b1", "agent": "ada", "label": "big",
+            "chars": 20, "char_limit": 5,
+        }  # fmt: skip
+        assert await export_all(store) == before
+    at_limit = big.model_copy(update={"char_limit": 20})
+    await store.import_records([at_limit])
+    assert await store.get_block("ada", "big") == at_limit
+
+
+async def test_a_soft_store_keeps_a_value_over_its_char_limit_and_its_export_restores_exactly(
+    make_store: StoreFactory,
+) -> None:
+    soft = await make_store(char_limit_mode="soft")
+    await soft.create_block("ada", "small", "abc", char_limit=5)
+    await soft.append_to_block("ada", "small", "defgh")  # soft: over its limit, kept
+    exported = await export_all(soft)
+    restored = await make_store(char_limit_mode="soft")
+    await restored.import_records(exported)
+    assert await export_all(restored) == exported
+    hard = await make_store()
+    with pytest.raises(CharLimitError, match="'small'"):
+        await hard.import_records(exported)
+    assert await export_all(hard) == []
 
 
 @pytest.mark.parametrize(

@@ -71,13 +71,16 @@ def _bad(number: int, problem: str) -> typer.BadParameter:
     return typer.BadParameter(f"line {number}: {detail}", param_hint="'FILE'")
 
 
-def _decode(raw: bytes) -> Any:
+def _text(raw: bytes) -> str:
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidInputError(
             f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte {exc.start + 1})"
         ) from None
+
+
+def _parse(text: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
@@ -124,13 +127,6 @@ def _record(data: Any) -> Block | Message:
     return record
 
 
-def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    """Numbered lines split at ``\\n`` only (iterating a binary file does exactly that;
-    ``str.splitlines`` would also split at U+2028 and friends)."""
-    for number, raw in enumerate(stream, 1):
-        yield number, raw.rstrip(b"\r\n")
-
-
 def read_export(
     stream: IO[bytes],
     *,
@@ -152,23 +148,34 @@ def read_export(
         typer.BadParameter: A line is not a valid record or breaks the rule above;
             the message names the line and the problem.
     """
-    read = 0
+    # Memory: a line may be one 100 MB block, so every copy of it counts. The line is
+    # split at "\n" only (iterating a binary file does exactly that; str.splitlines
+    # would also split at U+2028 and friends) and never stripped (JSON allows the
+    # trailing "\r\n"); its bytes are dropped once decoded, its text once parsed, and
+    # no iterator keeps either (enumerate's cached tuple would hold the last line).
+    read = number = 0
     header: str | None = None
     header_seen = False
-    for number, raw in _lines(stream):
-        read += len(raw) + 1
-        if not raw.strip():
+    for raw in stream:
+        number += 1
+        read += len(raw)
+        if raw.isspace():
             continue
         try:
-            data = _decode(raw)
+            text = _text(raw)
+            del raw
+            data = _parse(text)
+            del text
             if not header_seen:
                 header, header_seen = _header_agent(data), True
                 _check_target(header, agent)
             else:
                 record = _record(data)
+                del data
                 if header is not None and record.agent != header:
                     raise InvalidInputError(_foreign(record, header))
                 yield record
+                del record
         except ValueError as exc:
             raise _bad(number, str(exc)) from None
         if progress is not None:

@@ -158,7 +158,8 @@ class _Session:
         response = RedirectResponse(self._next(request, nxt), status_code=303)
         response.set_cookie(
             COOKIE,
-            self.console.guard.session_value,
+            self.console.guard.start_session(),
+            max_age=int(self.console.guard.session_seconds),
             httponly=True,
             samesite="strict",
             secure=request.url.scheme == "https",
@@ -167,8 +168,9 @@ class _Session:
         return response
 
     async def logout(self, request: Request) -> Response:
-        """Forget the session cookie."""
+        """End the session (its cookie is refused from now on) and forget the cookie."""
         await self.console.form(request)
+        self.console.guard.end_session(request)
         base = self.console.renderer.base(request)
         response = RedirectResponse(f"{base}/login", status_code=303)
         response.delete_cookie(COOKIE, path=base or "/")

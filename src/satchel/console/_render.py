@@ -78,7 +78,7 @@ class Renderer:
         """``template`` rendered with ``context`` plus ``base``, ``csrf`` and ``login``."""
         values = {
             "base": self.base(request),
-            "csrf": self.guard.csrf_token(),
+            "csrf": self.guard.csrf_token(request),
             "login": self.guard.token is not None,
             "request_path": request.url.path,
         }

@@ -4,8 +4,7 @@ downloaded here restores with the CLI and the other way round."""
 
 from __future__ import annotations
 
-import io
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import typer
 from starlette.datastructures import UploadFile
@@ -42,8 +41,8 @@ class TransferPages:
         return StreamingResponse(lines(), media_type="application/x-ndjson", headers=headers)
 
     async def import_(self, request: Request) -> Response:
-        """Import an uploaded export of this agent (checked whole before anything is
-        written)."""
+        """Import an uploaded export of this agent, all or nothing (one transaction: a
+        bad line or a conflict anywhere writes nothing)."""
         agent = str(request.path_params["agent"])
         form = await self.console.form(request)
         await self.console.known_agent(agent)
@@ -53,16 +52,25 @@ class TransferPages:
         conflict = field(form, "on_conflict", "skip")
         if conflict not in _CONFLICTS:
             raise InvalidInputError(f"{conflict[:20]!r} is not skip, replace or error")
-        data = await upload.read(MAX_FORM_BYTES + 1)
-        if len(data) > MAX_FORM_BYTES:
+        if upload.size is not None and upload.size > MAX_FORM_BYTES:
             raise InvalidInputError(f"the file is larger than {MAX_FORM_BYTES} bytes")
-        try:
-            records: list[Block | Message] = list(read_export(io.BytesIO(data), agent=agent))
-        except typer.BadParameter as exc:
-            raise InvalidInputError(f"the file cannot be imported: {exc.message}") from None
         on_conflict: OnConflict = (
             "skip" if conflict == "skip" else ("replace" if conflict == "replace" else "error")
         )
-        report = await self.console.store.import_records(records, on_conflict=on_conflict)
-        context = {"agent": agent, "report": report, "records": len(records)}
+        # Streamed from the upload's own file, not copied into bytes and a list first:
+        # the import is one transaction, so a bad line anywhere still writes nothing.
+        read = 0
+
+        def records() -> Iterator[Block | Message]:
+            nonlocal read
+            upload.file.seek(0)
+            for record in read_export(upload.file, agent=agent):
+                read += 1
+                yield record
+
+        try:
+            report = await self.console.store.import_records(records(), on_conflict=on_conflict)
+        except typer.BadParameter as exc:
+            raise InvalidInputError(f"the file cannot be imported: {exc.message}") from None
+        context = {"agent": agent, "report": report, "records": read}
         return self.console.renderer.render(request, "imported.html", context)

@@ -324,13 +324,15 @@ class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
         batch_size: int = 500,
     ) -> ImportReport:
         """See :meth:`MemoryStore.import_records` (no permission gate: an operator's
-        restore; the records' own shares are checked against the gate's rule)."""
+        restore; the records' own shares are checked against the gate's rule, and a
+        value over its ``char_limit`` against the store's ``char_limit_mode``)."""
         return await import_records(
             self.backend,
             self._vectors.active,
             records,
             on_conflict=on_conflict,
             batch_size=batch_size,
+            hard_limit=self.hard_limit,
         )
 
 

@@ -192,9 +192,9 @@ def read_block_file(path: Path, agent: str) -> Block:
         InvalidInputError: the file has no front matter, or it is not a valid block.
     """
     text = path.read_text(encoding="utf-8")
-    if not text.startswith("---\n") or "\n---\n" not in text[3:]:
+    end = text.find("\n---\n", 3)  # not `in text[3:]`: that copies a large value whole
+    if not text.startswith("---\n") or end < 0:
         raise InvalidInputError(f"{path.name}: no front matter between '---' lines")
-    end = text.index("\n---\n", 3)
     try:
         front: Any = yaml.safe_load(text[4 : end + 1])
     except yaml.YAMLError as exc:

@@ -445,12 +445,14 @@ class MemoryStore(Protocol):
         metadata, kinds, permissions, ``char_limit`` and ``pinned`` are kept as given.
 
         This is an operator's restore, not an agent's write: it does **not** pass the
-        permission gate or ask for consent, and does not enforce ``char_limit``. It
-        does hold the records to the gate's one rule about shares: a block is never
-        shared above its own permission (a file that would give another agent more
-        than the owner has is refused). The records' text is embedded with the store's
-        embedder (in batches, off the event loop) and stored with them, so search finds
-        it at once.
+        permission gate or ask for consent. It does hold the records to the gate's
+        rule about shares: a block is never shared above its own permission (a file
+        that would give another agent more than the owner has is refused); and to the
+        store's ``char_limit_mode``: a block whose value is longer than its
+        ``char_limit`` is refused by a ``hard`` store (the default), and kept with a
+        logged warning by a ``soft`` one, the only kind that can hold such a block.
+        The records' text is embedded with the store's embedder (in batches, off the
+        event loop) and stored with them, so search finds it at once.
 
         Records are streamed ``batch_size`` at a time (checked, embedded, written), so
         memory stays flat however many there are, and every batch is written in one
@@ -472,6 +474,9 @@ class MemoryStore(Protocol):
                 name, a lone surrogate, a number too large to store, a share above
                 the block's permission...
             AlreadyExistsError: A conflict with ``on_conflict="error"``.
+            CharLimitError: A block's value is longer than its ``char_limit`` in a
+                ``hard`` store; the details give its ``label``, ``chars`` and
+                ``char_limit``. Nothing is imported.
         """
         ...
 

@@ -10,13 +10,14 @@ backend supplies only the four database steps (:meth:`~.MemoryBackend.agents`,
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from satchel._errors import AlreadyExistsError, InvalidInputError
+from satchel._errors import AlreadyExistsError, CharLimitError, InvalidInputError
 from satchel.memory._embedding import EmbedBatcher
 from satchel.memory._models import (
     Block,
@@ -33,11 +34,14 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_EMBED_CHARS",
     "add_reports",
+    "check_import_limit",
     "conflict_error",
     "export_records",
     "foreign_id_error",
     "import_records",
 ]
+
+logger = logging.getLogger("satchel.memory")
 
 MAX_EMBED_CHARS = 4_000
 """Texts are embedded from their first this-many characters: the model reads 256
@@ -83,6 +87,45 @@ def foreign_id_error(record: Block | Message) -> InvalidInputError:
     )
 
 
+def check_import_limit(record: Block | Message, position: int, *, hard: bool) -> None:
+    """Refuse (``hard``) or log a warning about an imported block whose value is longer
+    than its ``char_limit``: the rule a write follows in a store of that
+    ``char_limit_mode``, so an import cannot put in memory what no write could.
+
+    Raises:
+        CharLimitError: The value is over the limit, and ``hard``; the message and the
+            details name the block, its length and the limit.
+    """
+    if not isinstance(record, Block) or record.char_limit is None:
+        return
+    chars, limit = record.chars, record.char_limit
+    if chars <= limit:
+        return
+    if not hard:
+        logger.warning(
+            "imported block %r of %r is over its soft char_limit: %d > %d",
+            record.label,
+            record.agent,
+            chars,
+            limit,
+        )
+        return
+    raise CharLimitError(
+        f"import record {position} (block {record.label!r} of {record.agent!r}, id "
+        f"{record.id!r}) holds {chars} characters, over its char_limit of {limit} by "
+        f"{chars - limit}. Raise or remove its char_limit in the file, or import into a "
+        "store whose char_limit_mode is 'soft'. Nothing was imported.",
+        details={
+            "position": position,
+            "id": record.id,
+            "agent": record.agent,
+            "label": record.label,
+            "chars": chars,
+            "char_limit": limit,
+        },
+    )
+
+
 async def export_records(
     backend: MemoryBackend, agent: str | None
 ) -> AsyncIterator[Block | Message]:
@@ -112,16 +155,18 @@ async def import_records(
     *,
     on_conflict: OnConflict,
     batch_size: int,
+    hard_limit: bool = True,
 ) -> ImportReport:
     """See :meth:`MemoryStore.import_records`; ``batcher`` embeds the records (``None``:
-    store them without vectors)."""
+    store them without vectors); ``hard_limit`` refuses a block over its
+    ``char_limit`` (:func:`check_import_limit`)."""
     if on_conflict not in ("error", "skip", "replace"):
         raise InvalidInputError(
             f"on_conflict must be 'error', 'skip' or 'replace', not {on_conflict!r}"
         )
     if batch_size < 1:
         raise InvalidInputError("batch_size must be at least 1")
-    batches = _checked_batches(batcher, records, batch_size)
+    batches = _checked_batches(batcher, records, batch_size, hard_limit)
     try:
         return await backend.restore(batches, on_conflict)
     finally:
@@ -129,7 +174,10 @@ async def import_records(
 
 
 async def _checked_batches(
-    batcher: EmbedBatcher | None, records: Iterable[Block | Message], batch_size: int
+    batcher: EmbedBatcher | None,
+    records: Iterable[Block | Message],
+    batch_size: int,
+    hard_limit: bool,
 ) -> AsyncGenerator[RestoreBatch]:
     """The records ``batch_size`` at a time, each batch checked in full, then
     embedded."""
@@ -137,6 +185,8 @@ async def _checked_batches(
     source = iter(records)
     while batch := list(itertools.islice(source, batch_size)):
         checked = [check_import_record(r, position + i) for i, r in enumerate(batch)]
+        for i, record in enumerate(checked):
+            check_import_limit(record, position + i, hard=hard_limit)
         position += len(checked)
         yield checked, await _embed_records(batcher, checked)
 

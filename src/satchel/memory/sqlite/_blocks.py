@@ -199,13 +199,15 @@ def insert(
     check_new_value(agent, label, value, char_limit, hard=hard_limit)
     owner = agent_id(conn, agent, create=True)
     now = to_us(utc_now())
+    block_id = uuid.uuid4().hex
+    tags_json, metadata_json = json.dumps(list(tags), ensure_ascii=False), dump_json(metadata)
     try:
         cursor = conn.execute(
             "INSERT INTO blocks (id, agent_id, label, value, chars, description, kind, "
             "permission, char_limit, pinned, version, created_at, updated_at, tags, metadata) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
             (
-                uuid.uuid4().hex,
+                block_id,
                 owner,
                 label,
                 value,
@@ -217,8 +219,8 @@ def insert(
                 int(pinned),
                 now,
                 now,
-                json.dumps(list(tags), ensure_ascii=False),
-                dump_json(metadata),
+                tags_json,
+                metadata_json,
             ),
         )
     except sqlite3.IntegrityError as exc:
@@ -230,7 +232,11 @@ def insert(
     conn.executemany(
         "INSERT INTO block_tags (tag, block_pk) VALUES (?, ?)", [(tag, pk) for tag in tags]
     )
-    return pk, load(conn, pk)
+    # The block as written, built from what was written rather than read back: reading
+    # would copy a large value out of the database a second time.
+    row = (pk, block_id, agent, label, value, description, kind.value, permission.value,
+           char_limit, int(pinned), 1, now, now, tags_json, metadata_json)  # fmt: skip
+    return pk, block_from_row(row, {})
 
 
 def append(

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from satchel.memory._models import Block, ImportReport, Message, OnConflict
 from satchel.memory._transfer import conflict_error, foreign_id_error
-from satchel.memory.sqlite._messages import BLOCKS, MESSAGES, store_vectors
+from satchel.memory.sqlite._messages import BLOCKS, MESSAGES
 from satchel.memory.sqlite._rows import (
     BLOCK_COLUMNS,
     BLOCK_FROM,
@@ -177,6 +177,19 @@ def _insert_message(conn: sqlite3.Connection, message: Message) -> int:
     return pk
 
 
+def _store_vector(conn: sqlite3.Connection, domain: int, pk: int, vector: F32) -> None:
+    """The vector of the row ``pk`` this transaction just wrote. Unlike
+    :func:`~satchel.memory.sqlite._messages.store_vectors`, no check that the row still
+    holds the embedded text (nothing else can write it meanwhile), so a large value is
+    not bound and compared a second time."""
+    table = "blocks" if domain == BLOCKS else "messages"
+    conn.execute(
+        "INSERT OR REPLACE INTO embeddings (domain, item, agent_id, vec) "
+        f"SELECT ?, pk, agent_id, ? FROM {table} WHERE pk = ?",
+        (domain, vector.astype(np.float32).tobytes(), pk),
+    )
+
+
 def restore(
     conn: sqlite3.Connection,
     records: Sequence[Block | Message],
@@ -203,10 +216,10 @@ def restore(
             pk = _insert_block(conn, record)
             blocks += 1
             if vector is not None:
-                store_vectors(conn, BLOCKS, [(pk, record.value)], vector[None, :])
+                _store_vector(conn, BLOCKS, pk, vector)
         else:
             pk = _insert_message(conn, record)
             messages += 1
             if vector is not None:
-                store_vectors(conn, MESSAGES, [(pk, record.content)], vector[None, :])
+                _store_vector(conn, MESSAGES, pk, vector)
     return ImportReport(blocks=blocks, messages=messages, skipped=skipped)
