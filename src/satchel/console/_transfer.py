@@ -1,5 +1,5 @@
 """Export and import of an agent's memory from its page, in the JSON-lines format of
-``satchel memory export`` and ``import`` (:mod:`satchel.cli._export`), so a file
+``satchel memory export`` and ``import`` (:func:`satchel.memory.export_lines`), so a file
 downloaded here restores with the CLI and the other way round."""
 
 from __future__ import annotations
@@ -7,15 +7,13 @@ from __future__ import annotations
 import io
 from collections.abc import AsyncIterator
 
-import typer
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from satchel._errors import InvalidInputError
-from satchel.cli._export import export_lines, read_export
 from satchel.console._context import MAX_FORM_BYTES, Console, field
-from satchel.memory import Block, Message, OnConflict
+from satchel.memory import Block, Message, OnConflict, export_lines, read_export
 
 __all__ = ["TransferPages"]
 
@@ -58,7 +56,7 @@ class TransferPages:
             raise InvalidInputError(f"the file is larger than {MAX_FORM_BYTES} bytes")
         try:
             records: list[Block | Message] = list(read_export(io.BytesIO(data), agent=agent))
-        except typer.BadParameter as exc:
+        except InvalidInputError as exc:
             raise InvalidInputError(f"the file cannot be imported: {exc.message}") from None
         on_conflict: OnConflict = (
             "skip" if conflict == "skip" else ("replace" if conflict == "replace" else "error")
