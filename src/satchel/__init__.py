@@ -30,6 +30,7 @@ from satchel._errors import (
     ToolSignal,
     VersionConflictError,
 )
+from satchel._version import __version__
 
 if _typing.TYPE_CHECKING:
     from satchel.agent import Agent
@@ -60,8 +61,6 @@ if _typing.TYPE_CHECKING:
         ToolSpec,
         tool,
     )
-
-__version__ = "0.1.0"
 
 # Each lazily exported name and the subpackage that defines it: ``import satchel``
 # loads none of them (nor numpy, the vector index or the database drivers) until a
