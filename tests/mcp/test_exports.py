@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import satchel.mcp
 
 
@@ -25,9 +27,10 @@ def test_every_public_name_has_a_docstring() -> None:
             assert inspect.getdoc(obj), f"satchel.mcp.{name} has no docstring"
 
 
-def test_the_registry_can_mount_through_satchel_mcp() -> None:
+def test_the_registry_can_still_mount_through_satchel_mcp_with_a_deprecation() -> None:
     from satchel import ToolRegistry
 
-    mounted = ToolRegistry().mount_mcp(prefix="x", command="true")
+    with pytest.warns(DeprecationWarning, match=r"satchel\.mcp\.mount_mcp\(registry"):
+        mounted = ToolRegistry().mount_mcp(prefix="x", command="true")
     assert isinstance(mounted, satchel.mcp.MountedServer)
     assert mounted.prefix == "x"

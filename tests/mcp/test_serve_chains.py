@@ -11,6 +11,7 @@ import pytest
 from mcp import Client
 
 from satchel import ToolRegistry
+from satchel.mcp import mount_mcp
 
 from .conftest import HERE, STARTUP, satchel_args, satchel_stdio
 
@@ -81,7 +82,7 @@ async def test_a_mount_keeps_every_served_version_and_the_notice(tmp_path: Path)
     command, *args = satchel_args("--tools", CHAIN_TOOLS, "--db", str(tmp_path / "m.db"))
     registry = ToolRegistry()
     with anyio.fail_after(STARTUP * 2):
-        async with registry.mount_mcp(prefix="inner", command=command, args=args):
+        async with mount_mcp(registry, prefix="inner", command=command, args=args):
             found = registry.get("inner_convert")
             versions = list(registry.versions("inner_convert"))
             latest = await registry.call("inner_convert", {"feet": 10})
@@ -157,7 +158,7 @@ async def test_a_mount_calls_the_version_the_remote_bare_name_calls(tmp_path: Pa
     )
     registry = ToolRegistry()
     with anyio.fail_after(STARTUP * 2):
-        async with registry.mount_mcp(prefix="inner", command=command, args=args):
+        async with mount_mcp(registry, prefix="inner", command=command, args=args):
             bare = await registry.call("inner_size", {"n": 5})
             newer = await registry.call("inner_size@2", {"n": 5})
             default = registry.default_version("inner_size")

@@ -21,7 +21,6 @@ Example:
     ...                              "content": "Likes tea."}, ToolContext(agent="ada"))
 """
 
-from satchel.builtin._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.builtin._builder import BuiltinTools, builtin_tools
 from satchel.builtin._context import (
     ContextAppend,
@@ -37,26 +36,6 @@ from satchel.builtin._context import (
     ContextTool,
 )
 from satchel.builtin._dates import TimeParser
-from satchel.builtin._delivery import Delivery, RateLimit
-from satchel.builtin._discord import DiscordEndpoint
-from satchel.builtin._messaging import (
-    AgentCallback,
-    AgentTarget,
-    BlueskyTarget,
-    DiscordTarget,
-    Endpoint,
-    GroupTarget,
-    MessageRouter,
-    OutgoingMessage,
-    Receipt,
-    SendReport,
-    Target,
-    UserCallback,
-    UserTarget,
-    WebhookTarget,
-    describe_target,
-)
-from satchel.builtin._model_progress import load_model_with_progress, with_model_progress
 from satchel.builtin._recall import (
     RecallAppend,
     RecallDelete,
@@ -82,7 +61,30 @@ from satchel.builtin._send import (
 )
 from satchel.builtin._toolset import memory_toolset
 from satchel.builtin._views import BlockInfo
-from satchel.builtin._webhook import WebhookEndpoint
+from satchel.channels import (
+    AgentCallback,
+    AgentTarget,
+    BlueskyEndpoint,
+    BlueskyTarget,
+    Delivery,
+    DiscordEndpoint,
+    DiscordTarget,
+    Endpoint,
+    GroupTarget,
+    MessageRouter,
+    OutgoingMessage,
+    RateLimit,
+    Receipt,
+    SendReport,
+    Target,
+    UserCallback,
+    UserTarget,
+    WebhookEndpoint,
+    WebhookTarget,
+    describe_target,
+    grapheme_count,
+)
+from satchel.embed import load_model_with_progress, with_model_progress
 
 __all__ = [
     "AgentCallback",

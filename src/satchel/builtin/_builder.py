@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 from satchel._errors import SatchelUsageError
 from satchel.builtin._context import ContextTool
 from satchel.builtin._lean import with_lean_schemas
-from satchel.builtin._messaging import MessageRouter
-from satchel.builtin._model_progress import with_model_progress
 from satchel.builtin._recall import RecallTool
 from satchel.builtin._search import SearchTool
 from satchel.builtin._send import SendMessageTool
+from satchel.channels._messaging import MessageRouter
 from satchel.embed import LazyEmbedder
+from satchel.embed._model_progress import with_model_progress
 from satchel.memory import BlockKind, MemoryStore, Permission
 from satchel.registry import ToolRegistry
 from satchel.tools import BaseTool

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic_core import to_json
 
 from satchel._errors import InvalidInputError, SatchelUsageError
-from satchel.builtin._discord import DiscordEndpoint
-from satchel.builtin._messaging import (
+from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._messaging import (
     AgentTarget,
     BlueskyTarget,
     DiscordTarget,

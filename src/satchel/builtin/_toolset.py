@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from satchel.builtin._builder import BuiltinTools
-from satchel.builtin._messaging import MessageRouter
+from satchel.channels._messaging import MessageRouter
 from satchel.memory import BlockKind, MemoryStore, Permission
 from satchel.registry import ToolRegistry
 

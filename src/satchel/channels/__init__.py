@@ -5,7 +5,7 @@ consent requests announced on the channel they came from.
 One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channels`
 (``satchel serve --channels FILE``, ``satchel run``/``chat`` too, or
 ``$SATCHEL_CHANNELS``) with secrets from the environment, serves the CLI and the library
-alike: :func:`channel_router` builds the :class:`~satchel.builtin.MessageRouter`, whose
+alike: :func:`channel_router` builds the :class:`MessageRouter`, whose
 ``send_message`` then offers exactly the configured targets, and
 :class:`ConsentAnnouncer` tells the human on that channel when an agent asks for
 approval.
@@ -19,6 +19,7 @@ Example:
 """
 
 from satchel.channels._announce import ConsentAnnouncer
+from satchel.channels._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.channels._config import (
     BlueskyConfig,
     ChannelConfig,
@@ -27,19 +28,60 @@ from satchel.channels._config import (
     RateLimitConfig,
     WebhookConfig,
 )
+from satchel.channels._delivery import Delivery, RateLimit
+from satchel.channels._discord import DiscordEndpoint
 from satchel.channels._load import load_channels, parse_channels
+from satchel.channels._messaging import (
+    AgentCallback,
+    AgentTarget,
+    BlueskyTarget,
+    DiscordTarget,
+    Endpoint,
+    GroupTarget,
+    MessageRouter,
+    OutgoingMessage,
+    Receipt,
+    SendReport,
+    Target,
+    UserCallback,
+    UserTarget,
+    WebhookTarget,
+    describe_target,
+)
 from satchel.channels._router import channel_endpoints, channel_router
+from satchel.channels._webhook import WebhookEndpoint
 
 __all__ = [
+    "AgentCallback",
+    "AgentTarget",
     "BlueskyConfig",
+    "BlueskyEndpoint",
+    "BlueskyTarget",
     "ChannelConfig",
     "ConsentAnnouncer",
+    "Delivery",
     "DeliveryConfig",
     "DiscordConfig",
+    "DiscordEndpoint",
+    "DiscordTarget",
+    "Endpoint",
+    "GroupTarget",
+    "MessageRouter",
+    "OutgoingMessage",
+    "RateLimit",
     "RateLimitConfig",
+    "Receipt",
+    "SendReport",
+    "Target",
+    "UserCallback",
+    "UserTarget",
     "WebhookConfig",
+    "WebhookEndpoint",
+    "WebhookTarget",
     "channel_endpoints",
     "channel_router",
+    "describe_target",
+    "grapheme_count",
     "load_channels",
     "parse_channels",
 ]

@@ -19,8 +19,8 @@ import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 
 from satchel._errors import SatchelError
-from satchel.builtin import (
-    DiscordEndpoint,
+from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._messaging import (
     DiscordTarget,
     MessageRouter,
     OutgoingMessage,

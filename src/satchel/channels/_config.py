@@ -26,9 +26,9 @@ from pydantic import (
     field_validator,
 )
 
-from satchel.builtin import Delivery, RateLimit
-from satchel.builtin._bluesky import BLUESKY_SERVICE
-from satchel.builtin._discord import DISCORD_API
+from satchel.channels._bluesky import BLUESKY_SERVICE
+from satchel.channels._delivery import Delivery, RateLimit
+from satchel.channels._discord import DISCORD_API
 
 __all__ = [
     "ENV_SECRETS",
@@ -86,7 +86,7 @@ class RateLimitConfig(_Section):
 
 class DeliveryConfig(_Section):
     """Retries and rate limit of one channel's deliveries (see
-    :class:`~satchel.builtin.Delivery`)."""
+    :class:`~satchel.channels.Delivery`)."""
 
     attempts: int = Field(default=3, ge=1, le=10, description="Tries per request in all.")
     backoff: float = Field(default=0.5, ge=0, le=60, description="Seconds before a first retry.")
@@ -97,7 +97,7 @@ class DeliveryConfig(_Section):
     rate: RateLimitConfig | None = None
 
     def delivery(self) -> Delivery:
-        """A fresh :class:`~satchel.builtin.Delivery` (one per endpoint: the rate limit
+        """A fresh :class:`~satchel.channels.Delivery` (one per endpoint: the rate limit
         counts per endpoint)."""
         rate = self.rate
         return Delivery(

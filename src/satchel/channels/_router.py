@@ -1,18 +1,13 @@
 """From a :class:`~satchel.channels.ChannelConfig` to working endpoints and a
-:class:`~satchel.builtin.MessageRouter`."""
+:class:`~satchel.channels.MessageRouter`."""
 
 from __future__ import annotations
 
-from satchel.builtin import (
-    AgentCallback,
-    BlueskyEndpoint,
-    DiscordEndpoint,
-    Endpoint,
-    MessageRouter,
-    UserCallback,
-    WebhookEndpoint,
-)
+from satchel.channels._bluesky import BlueskyEndpoint
 from satchel.channels._config import ChannelConfig
+from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._messaging import AgentCallback, Endpoint, MessageRouter, UserCallback
+from satchel.channels._webhook import WebhookEndpoint
 from satchel.memory import MemoryStore
 
 __all__ = ["channel_endpoints", "channel_router"]
@@ -61,7 +56,7 @@ def channel_router(
     user: UserCallback | None = None,
     agents: AgentCallback | None = None,
 ) -> MessageRouter:
-    """A :class:`~satchel.builtin.MessageRouter` on ``store`` with the configured
+    """A :class:`~satchel.channels.MessageRouter` on ``store`` with the configured
     channels and groups; ``send_message`` built on it offers exactly those.
 
     Example:

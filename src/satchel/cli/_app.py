@@ -16,7 +16,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from satchel import __version__
 from satchel._errors import (
     ApprovalError,
     MemoryStoreError,
@@ -25,6 +24,7 @@ from satchel._errors import (
     SatchelUsageError,
     VersionConflictError,
 )
+from satchel._version import __version__
 from satchel.cli import (
     _approvals,
     _chat,

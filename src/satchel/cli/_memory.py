@@ -12,7 +12,7 @@ commands that only read never write, and show an agent no one used yet as empty.
 Export and import use JSON lines: a header line naming the agent, then one line per
 block the agent owns (every field: id, version, timestamps, shares, ...) and one per
 conversation message, oldest first. Importing into a fresh database and exporting again
-gives the same bytes. The format is :mod:`satchel.cli._export`; streaming, the two import
+gives the same bytes. The format is :func:`satchel.memory.read_export`'s; streaming, the two import
 passes and the progress bars are :mod:`satchel.cli._backup`.
 """
 

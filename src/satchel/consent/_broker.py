@@ -18,7 +18,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
 import anyio
 
@@ -33,6 +33,7 @@ from satchel.consent._models import (
 )
 from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
 from satchel.memory import ConsentRequest
+from satchel.tools import ToolBroker
 
 __all__ = ["PermissionBroker", "memory_reason", "memory_scope"]
 
@@ -442,3 +443,7 @@ class PermissionBroker:
         except ApprovalError:
             return False
         return True
+
+
+if TYPE_CHECKING:  # what a ToolContext carries as its ``broker``
+    _SERVES_TOOLS: type[ToolBroker] = PermissionBroker

@@ -1,20 +1,18 @@
 """Export and import of an agent's memory from its page, in the JSON-lines format of
-``satchel memory export`` and ``import`` (:mod:`satchel.cli._export`), so a file
+``satchel memory export`` and ``import`` (:func:`satchel.memory.export_lines`), so a file
 downloaded here restores with the CLI and the other way round."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 
-import typer
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from satchel._errors import InvalidInputError
-from satchel.cli._export import export_lines, read_export
 from satchel.console._context import MAX_FORM_BYTES, Console, field
-from satchel.memory import Block, Message, OnConflict
+from satchel.memory import Block, Message, OnConflict, export_lines, read_export
 
 __all__ = ["TransferPages"]
 
@@ -70,7 +68,7 @@ class TransferPages:
 
         try:
             report = await self.console.store.import_records(records(), on_conflict=on_conflict)
-        except typer.BadParameter as exc:
+        except InvalidInputError as exc:
             raise InvalidInputError(f"the file cannot be imported: {exc.message}") from None
         context = {"agent": agent, "report": report, "records": read}
         return self.console.renderer.render(request, "imported.html", context)

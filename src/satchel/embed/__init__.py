@@ -15,6 +15,15 @@ Example:
 
 from satchel.embed._async import embed_async
 from satchel.embed._minilm import MiniLMEmbedder, default_embedder
+from satchel.embed._model_progress import load_model_with_progress, with_model_progress
 from satchel.embed._protocol import Embedder, LazyEmbedder
 
-__all__ = ["Embedder", "LazyEmbedder", "MiniLMEmbedder", "default_embedder", "embed_async"]
+__all__ = [
+    "Embedder",
+    "LazyEmbedder",
+    "MiniLMEmbedder",
+    "default_embedder",
+    "embed_async",
+    "load_model_with_progress",
+    "with_model_progress",
+]

@@ -59,6 +59,7 @@ Example:
 
 from satchel.memory._backend import MemoryBackend
 from satchel.memory._context_window import NO_NEIGHBOURS, Neighbours
+from satchel.memory._export_format import EXPORT_FORMAT, export_lines, read_export
 from satchel.memory._gated import GatedStore
 from satchel.memory._history import HISTORY_VERSIONS, BlockVersion
 from satchel.memory._markdown import MarkdownReport, export_markdown, import_markdown
@@ -119,6 +120,7 @@ from satchel.retrieval import HybridFusion as Fusion
 
 __all__ = [
     "DEFAULT_GLOBAL_LABELS",
+    "EXPORT_FORMAT",
     "GLOBAL_TAG",
     "HISTORY_VERSIONS",
     "MAX_PAGE_LIMIT",
@@ -168,6 +170,7 @@ __all__ = [
     "effective_permission",
     "empty_template",
     "ensure_project",
+    "export_lines",
     "export_markdown",
     "import_markdown",
     "is_postgres_url",
@@ -176,6 +179,7 @@ __all__ = [
     "open_store",
     "project_for_root",
     "project_of",
+    "read_export",
     "store_location",
     "validate_agent",
     "verdict",

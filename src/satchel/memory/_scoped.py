@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from satchel.memory._models import (
     Block,
@@ -29,6 +29,7 @@ from satchel.memory._models import (
 from satchel.memory._paging import BlockPage
 from satchel.memory._permissions import RequestOrigin
 from satchel.memory._protocol import MemoryStore
+from satchel.tools import ToolMemory
 
 __all__ = ["AgentMemory"]
 
@@ -196,3 +197,7 @@ class AgentMemory:
         return await self.store.search(
             self.agent, query, domains=domains, filters=filters, limit=limit, mode=mode
         )
+
+
+if TYPE_CHECKING:  # what a ToolContext carries as its ``memory``
+    _SERVES_TOOLS: type[ToolMemory] = AgentMemory

@@ -12,6 +12,7 @@ import difflib
 import inspect
 import logging
 import threading
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -444,9 +445,20 @@ class ToolRegistry:
         return "## Tool Usage Rules\n" + "\n".join(lines) if lines else ""
 
     def mount_mcp(self, *, prefix: str, **options: Any) -> Mount:
-        """Mount another MCP server's tools here as ``{prefix}_{name}``; see
+        """Deprecated: use ``satchel.mcp.mount_mcp(registry, prefix=..., ...)``.
+
+        Mounts another MCP server's tools here as ``{prefix}_{name}``; see
         :func:`satchel.mcp.mount_mcp` for the options. Start it with ``await`` or
-        ``async with``."""
+        ``async with``. The registry sits below the MCP layer, so this method is the
+        one import the layer test allows from ``registry`` up to ``mcp``, until it is
+        removed.
+        """
+        warnings.warn(
+            "ToolRegistry.mount_mcp is deprecated; use "
+            "satchel.mcp.mount_mcp(registry, prefix=..., ...) instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         from satchel.mcp import mount_mcp  # the MCP SDK loads only when used
 
         return mount_mcp(self, prefix=prefix, **options)

@@ -16,6 +16,7 @@ from satchel.tools._metadata import (
 )
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
+from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter
 from satchel.tools._spec import (
     READ_ACTIONS,
     OperationSpec,
@@ -40,11 +41,14 @@ __all__ = [
     "RawTool",
     "Tool",
     "ToolAnnotations",
+    "ToolBroker",
     "ToolContext",
     "ToolLookup",
+    "ToolMemory",
     "ToolMetadata",
     "ToolOptions",
     "ToolResult",
+    "ToolRouter",
     "ToolSpec",
     "build_plan",
     "build_spec",

@@ -6,14 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from satchel._errors import SatchelUsageError
-
-if TYPE_CHECKING:  # the layers above; a context only carries them
-    from satchel.builtin import MessageRouter
-    from satchel.consent import PermissionBroker
-    from satchel.memory import AgentMemory, SearchHit
+from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter
 
 __all__ = ["HumanAsker", "ProgressReporter", "ToolContext"]
 
@@ -96,14 +92,14 @@ class ToolContext:
     human: HumanAsker | None = None
     """Asks the human behind this request a question during the call, where the
     channel can (a consent prompt for a guarded memory write); ``None`` otherwise."""
-    memory: AgentMemory | None = None
+    memory: ToolMemory | None = None
     """The acting agent's memory: the store's methods without the ``agent`` argument,
     its writes through the permission gate with this request's origin; ``None`` when
     the caller has no store."""
-    router: MessageRouter | None = None
+    router: ToolRouter | None = None
     """Delivers messages to the user, other agents and channels (what ``send_message``
     uses); ``None`` when the caller has none."""
-    broker: PermissionBroker | None = None
+    broker: ToolBroker | None = None
     """Asks a human to approve an action and remembers the answer (``satchel
     approvals`` decides its requests); ``None`` when the caller has none."""
     conversation_id: str | None = None
@@ -125,10 +121,11 @@ class ToolContext:
         if self.progress is not None:
             await self.progress(progress, total, message)
 
-    async def search(self, query: str, *, limit: int = 10) -> list[SearchHit]:
+    async def search(self, query: str, *, limit: int = 10) -> list[Any]:
         """Search the acting agent's archival memory and conversations (hybrid search,
-        best first); :meth:`AgentMemory.search <satchel.memory.AgentMemory.search>`
-        takes domains, filters and a mode.
+        best first), as :class:`~satchel.memory.SearchHit` records;
+        :meth:`AgentMemory.search <satchel.memory.AgentMemory.search>` takes domains,
+        filters and a mode.
 
         Raises:
             SatchelUsageError: This context carries no memory.

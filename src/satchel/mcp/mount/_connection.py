@@ -26,8 +26,8 @@ import anyio.abc
 import mcp_types as types
 from mcp import Client
 
-from satchel import __version__
 from satchel._errors import RemoteToolError
+from satchel._version import __version__
 from satchel.mcp.mount._calls import describe, find_usage_error
 from satchel.mcp.mount._follow import ToolListFollower
 

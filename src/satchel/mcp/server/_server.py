@@ -36,9 +36,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from satchel import __version__
 from satchel._errors import SatchelUsageError
 from satchel._throttle import LoginThrottle
+from satchel._version import __version__
 from satchel.mcp._wire import ALL_VERSIONS_META_KEY, ERROR_META_KEY, NOTICE_META_KEY
 from satchel.mcp.server._channel import ClientChannel
 from satchel.mcp.server._envelope import NamedInvalidParams, RequestIdGuard

@@ -22,7 +22,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from satchel._errors import SatchelError
-from satchel.embed import LazyEmbedder
+from satchel.embed._protocol import LazyEmbedder
 from satchel.registry import WrapperTool
 from satchel.tools import BaseTool, ToolContext, ToolResult
 

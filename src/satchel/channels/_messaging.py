@@ -23,13 +23,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal, Protocol, assert_never, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, TypeVar, assert_never, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from satchel._errors import InvalidInputError, ToolFailed, ToolRetry
-from satchel.builtin._views import checked
 from satchel.memory import MemoryStore, Message
+
+_T = TypeVar("_T")
 
 __all__ = [
     "AgentCallback",
@@ -327,7 +328,7 @@ class MessageRouter:
         metadata = {**message.metadata, "from": f"agent:{message.sender}"}
         if isinstance(message.target, GroupTarget):
             metadata["group"] = message.target.name
-        landed = await checked(
+        landed = await _checked(
             self.store.add_message(
                 recipient, "user", message.content, created_at=message.sent_at, metadata=metadata
             )
@@ -337,7 +338,7 @@ class MessageRouter:
         return Receipt(to=f"agent:{recipient}", id=landed.id)
 
     async def _record(self, message: OutgoingMessage, address: str) -> Message:
-        return await checked(
+        return await _checked(
             self.store.add_message(
                 message.sender,
                 "assistant",
@@ -347,3 +348,13 @@ class MessageRouter:
                 metadata={**message.metadata, "to": address},
             )
         )
+
+
+async def _checked(call: Awaitable[_T]) -> _T:
+    """Await a store call, turning the ``ValueError`` it raises for invalid input into
+    :class:`~satchel.ToolRetry` (the model sent something the store cannot take)."""
+    try:
+        return await call
+    except ValueError as exc:
+        text = str(exc).rstrip(".")
+        raise ToolRetry(f"Invalid arguments: {text}. Fix them and try again.") from exc

@@ -1,6 +1,6 @@
 """What the network endpoints share: one HTTP client scope, and the mapping of a
 service's error answers (401, 403, 404, 429, 5xx) to tool errors a model can act on.
-Sending itself, with retries and a rate limit, is :mod:`satchel.builtin._delivery`'s."""
+Sending itself, with retries and a rate limit, is :mod:`satchel.channels._delivery`'s."""
 
 from __future__ import annotations
 

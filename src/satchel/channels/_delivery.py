@@ -21,7 +21,7 @@ import anyio
 import httpx
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
-from satchel.builtin._http import retry_after
+from satchel.channels._http import retry_after
 
 __all__ = ["Delivery", "RateLimit"]
 

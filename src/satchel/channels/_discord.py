@@ -8,9 +8,9 @@ import httpx
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
 from satchel._redact import strip_userinfo
-from satchel.builtin._delivery import Delivery
-from satchel.builtin._http import client_scope, error_for, json_object
-from satchel.builtin._messaging import DiscordTarget, OutgoingMessage, Receipt
+from satchel.channels._delivery import Delivery
+from satchel.channels._http import client_scope, error_for, json_object
+from satchel.channels._messaging import DiscordTarget, OutgoingMessage, Receipt
 
 __all__ = ["DISCORD_API", "DISCORD_MAX_CHARS", "DiscordEndpoint"]
 

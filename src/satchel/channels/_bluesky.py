@@ -13,9 +13,9 @@ import regex
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
 from satchel._redact import strip_userinfo
-from satchel.builtin._delivery import Delivery
-from satchel.builtin._http import client_scope, error_for, json_object
-from satchel.builtin._messaging import BlueskyTarget, OutgoingMessage, Receipt
+from satchel.channels._delivery import Delivery
+from satchel.channels._http import client_scope, error_for, json_object
+from satchel.channels._messaging import BlueskyTarget, OutgoingMessage, Receipt
 
 __all__ = ["BLUESKY_MAX_GRAPHEMES", "BLUESKY_SERVICE", "BlueskyEndpoint", "grapheme_count"]
 

@@ -8,9 +8,9 @@ import httpx
 
 from satchel._errors import SatchelUsageError, ToolFailed, ToolRetry
 from satchel._redact import strip_userinfo
-from satchel.builtin._delivery import Delivery
-from satchel.builtin._http import client_scope, error_for, json_object
-from satchel.builtin._messaging import OutgoingMessage, Receipt, WebhookTarget
+from satchel.channels._delivery import Delivery
+from satchel.channels._http import client_scope, error_for, json_object
+from satchel.channels._messaging import OutgoingMessage, Receipt, WebhookTarget
 
 __all__ = ["WebhookEndpoint"]
 

@@ -1,0 +1,71 @@
+"""The services a :class:`~satchel.tools.ToolContext` carries, as the tools layer sees
+them: small protocols, so that the bottom of the house names nothing built on it.
+
+:class:`satchel.memory.AgentMemory`, :class:`satchel.channels.MessageRouter` and
+:class:`satchel.consent.PermissionBroker` implement them (pyright checks that where
+each is defined); their records (blocks, hits, receipts, approval requests) are the
+upper packages' own types, so the protocols type them as ``Any``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Protocol
+
+__all__ = ["ToolBroker", "ToolMemory", "ToolRouter"]
+
+
+class ToolMemory(Protocol):
+    """The acting agent's memory as a tool reaches it (``ctx.memory``), for example
+    :class:`satchel.memory.AgentMemory`: the store's methods without the agent."""
+
+    @property
+    def agent(self) -> str:
+        """The agent whose memory this is."""
+        ...
+
+    async def get_block(self, label: str) -> Any:
+        """The block ``label`` this agent can read."""
+        ...
+
+    async def get_block_by_id(self, block_id: str) -> Any:
+        """The block with this id, if this agent can read it."""
+        ...
+
+    async def list_blocks(self, kinds: Collection[Any] | None = None) -> list[Any]:
+        """The blocks this agent can read, of the given kinds (default: all)."""
+        ...
+
+    async def append_to_block(self, label: str, text: str, *, separator: str = "\n") -> Any:
+        """Append ``text`` to block ``label`` through the permission gate."""
+        ...
+
+    async def search(self, query: str, *, limit: int = 10) -> list[Any]:
+        """Search this agent's archival memory and conversations, best first."""
+        ...
+
+
+class ToolRouter(Protocol):
+    """Delivers a tool's outgoing message (``ctx.router``), for example
+    :class:`satchel.channels.MessageRouter`."""
+
+    async def send(self, message: Any, /) -> Any:
+        """Deliver ``message`` to its target and report how it went."""
+        ...
+
+
+class ToolBroker(Protocol):
+    """Asks a human to approve an action and remembers the answer (``ctx.broker``), for
+    example :class:`satchel.consent.PermissionBroker`."""
+
+    async def check(self, scope: Any, /) -> Any:
+        """The standing grant that covers ``scope``, or ``None``."""
+        ...
+
+    async def request(self, scope: Any, reason: str, origin: str, /) -> Any:
+        """Ask a human to allow ``scope``, for ``reason``, where ``origin`` says."""
+        ...
+
+    async def consume(self, request_id: str, scope: Any, /) -> Any:
+        """Spend the one-time approval ``request_id`` for ``scope``."""
+        ...
