@@ -74,10 +74,10 @@ _last: dict[str, Any] = {}
 def _install_hooks() -> None:
     real_rank, real_cover = searcher.rank, search_sql.term_coverage
 
-    def rank(bm25: Any, vector: Any, **kw: Any) -> Any:
-        _last["bm25"], _last["vector"] = dict(bm25), dict(vector)
-        _last["coverage"] = dict(kw.get("coverage") or {})
-        return real_rank(bm25, vector, **kw)
+    def rank(signals: Any, **kw: Any) -> Any:
+        _last["bm25"], _last["vector"] = dict(signals["bm25"]), dict(signals["vector"])
+        _last["coverage"] = dict(signals.get("coverage") or {})
+        return real_rank(signals, **kw)
 
     def cover(matched: Any, frequency: Any, documents: float) -> Any:
         _last["matched"] = {k: list(v) for k, v in matched.items()}

@@ -17,6 +17,8 @@ PACKAGES = [
     "satchel.compose",
     "satchel.consent",
     "satchel.console",
+    "satchel.db",
+    "satchel.db.sqlite",
     "satchel.embed",
     "satchel.mcp",
     "satchel.mcp.mount",

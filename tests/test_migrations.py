@@ -19,7 +19,6 @@ import pytest
 
 from postgres_server import PostgresServer
 from satchel import SatchelUsageError
-from satchel._migrations import Migration, add_migration, migrate_sqlite
 from satchel.consent import (
     ConsentScope,
     PermissionBroker,
@@ -28,6 +27,7 @@ from satchel.consent import (
 )
 from satchel.consent._postgres import MIGRATIONS as CONSENT_PG
 from satchel.consent._sqlite import MIGRATIONS as CONSENT_SQLITE
+from satchel.db._migrations import Migration, add_migration, migrate_sqlite
 from satchel.memory import SQLiteStore
 from satchel.memory.postgres import PostgresStore
 from satchel.memory.postgres._migrations import MIGRATIONS as MEMORY_PG

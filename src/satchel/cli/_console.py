@@ -94,6 +94,7 @@ async def _run(
 ) -> None:
     from satchel.consent import PermissionBroker, open_approval_store
     from satchel.console import console_app
+    from satchel.db import open_database
     from satchel.embed import default_embedder
     from satchel.mcp.server._http import run_uvicorn
     from satchel.memory import open_store
@@ -103,12 +104,13 @@ async def _run(
     except SatchelUsageError as exc:
         logger.warning("searching by keywords only: %s", exc.message)
         embedder = None
-    store = await open_store(where, must_exist=False, embedder=embedder)
+    database = open_database(where)  # one database for the memory and the approvals
+    store = await open_store(database, embedder=embedder)
     try:
         if fresh:  # what `satchel serve` would set up: the default agent's blocks
             await store.ensure_agent("default")
             logger.info("created the memory database %s", where)
-        async with PermissionBroker(open_approval_store(where), origin="console") as broker:
+        async with PermissionBroker(open_approval_store(database), origin="console") as broker:
             app = console_app(store, broker, token=token, agent=agent)
 
             def ready(url: str) -> None:

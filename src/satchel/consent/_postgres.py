@@ -3,14 +3,14 @@
 It mirrors :class:`~satchel.consent.SQLiteApprovalStore`:
 
 * **Schema**: ordered, named, append-only migrations of their own, run by
-  :mod:`satchel._migrations` and recorded as component ``consent`` in the database's
+  :mod:`satchel.db._migrations` and recorded as component ``consent`` in the database's
   one ``satchel_migrations`` table, each applied in one transaction together with its
   record under a transaction-level advisory lock, so any number of processes may open
   a new database at once. The table
   is ``satchel_consent_approvals``: the request as JSON (``json``, not ``jsonb``, so the
   text, including ``\\u0000`` escapes, round-trips exactly) plus the columns lookups
   need.
-* **Connections and errors**: :class:`~satchel._postgres_pool.PostgresPool` (one
+* **Connections and errors**: :class:`~satchel.db.postgres.PostgresPool` (one
   pool per store, opened on first use; every driver error a
   :class:`~satchel.StorageError` without the password).
 * **Concurrency**: every write is one statement; the status compare-and-set is one
@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from satchel._migrations import Migration
-from satchel._postgres_pool import PostgresPool
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
+from satchel.db._migrations import Migration
+from satchel.db.postgres import PostgresPool
 
 __all__ = ["PostgresApprovalStore"]
 

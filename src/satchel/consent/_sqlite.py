@@ -1,7 +1,7 @@
 """Approval requests in SQLite, in the same database file as the memory store.
 
 The consent tables have their own ordered, named, append-only migrations, run by
-:mod:`satchel._migrations` and recorded as component ``consent`` in the file's one
+:mod:`satchel.db._migrations` and recorded as component ``consent`` in the file's one
 ``_satchel_migrations`` table (next to the memory store's); their tables carry a
 ``consent_`` prefix, so the two never step on each other.
 
@@ -18,9 +18,9 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from satchel._migrations import Migration
-from satchel._sqlite_file import SQLiteFile
 from satchel.consent._models import ApprovalRequest, ApprovalStatus
+from satchel.db._migrations import Migration
+from satchel.db.sqlite import SQLiteFile
 
 __all__ = ["SQLiteApprovalStore"]
 

@@ -13,11 +13,13 @@ What stays with each backend is what really differs: connecting and closing,
 migrations, the SQL, and how a write re-checks the level the gate allowed (SQLite
 inside the write transaction, PostgreSQL in the writing statement).
 
-The class is written in four modules: this one (construction, block reads and
-settings, search, export and import), :mod:`satchel.memory._gated_writes` (the gated
-block writes), :mod:`satchel.memory._gated_operator` (the operator's edit and delete,
-past the gate) and :mod:`satchel.memory._gated_agents` (agent set-up and messages),
-whose classes are its bases and hold no state of their own.
+The store is composed, not stacked: this module keeps construction, block reads and
+settings, search, export and import, and the store holds three parts that share its
+backend, embedding upkeep and write policy (:class:`~._gated_writes.WriteRules`):
+:class:`~._gated_writes.GatedWrites` (the gated block writes),
+:class:`~._gated_operator.OperatorWrites` (the operator's edit and delete, past the
+gate) and :class:`~._gated_agents.AgentsAndMessages` (agent set-up and messages); the
+store's methods for those delegate to them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import (
     Sequence,
 )
 from dataclasses import replace
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
 
@@ -43,10 +46,12 @@ from satchel.memory._context_lines import ContextLines
 from satchel.memory._context_window import DEFAULT_NEIGHBOURS, Neighbours
 from satchel.memory._gated_agents import AgentsAndMessages
 from satchel.memory._gated_operator import OperatorWrites
-from satchel.memory._gated_writes import GatedWrites
+from satchel.memory._gated_writes import GatedWrites, WriteRules
 from satchel.memory._history import BlockVersion, HistoryBackend
+from satchel.memory._merge import MergeReport
 from satchel.memory._models import (
     UNSET,
+    AgentSummary,
     Block,
     BlockKind,
     Domain,
@@ -54,6 +59,7 @@ from satchel.memory._models import (
     Message,
     OnConflict,
     Permission,
+    Role,
     SearchFilters,
     SearchHit,
     SearchMode,
@@ -64,9 +70,10 @@ from satchel.memory._models import (
     validate_label,
 )
 from satchel.memory._paging import BlockPage, check_kinds, check_page
-from satchel.memory._permissions import ConsentHandler
+from satchel.memory._permissions import ConsentHandler, RequestOrigin
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._search import SearchRequest, plan_search
+from satchel.memory._template import AgentTemplate
 from satchel.memory._transfer import export_records, import_records
 from satchel.memory._vector_upkeep import VectorUpkeep
 from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion, query_terms
@@ -74,7 +81,7 @@ from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion, query_terms
 __all__ = ["GatedStore"]
 
 
-class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
+class GatedStore:
     """A :class:`~satchel.memory.MemoryStore` made of a backend and the policy in
     front of it; see the module docstring.
 
@@ -111,8 +118,7 @@ class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
             embedder = default_embedder()
         self.backend = backend
         self.embedder: Embedder | None = embedder
-        self.consent = consent
-        self.hard_limit = char_limit_mode == "hard"
+        self._rules = WriteRules(consent=consent, hard_limit=char_limit_mode == "hard")
         self.fusion = fusion
         self.neighbours: Neighbours = DEFAULT_NEIGHBOURS
         """How much a query term only a neighbouring entry holds counts in coverage
@@ -123,6 +129,294 @@ class GatedStore(GatedWrites, OperatorWrites, AgentsAndMessages):
             backend.use_model(f"{embedder.name}:{embedder.dim}", embedder.dim)
         self._vectors = VectorUpkeep(backend, embedder)
         self._lines = ContextLines()
+        self._writes = GatedWrites(backend, self._vectors, self._rules)
+        self._operator = OperatorWrites(backend, self._vectors)
+        self._agents = AgentsAndMessages(backend, self._vectors, self._rules)
+
+    @property
+    def consent(self) -> ConsentHandler | None:
+        """Asked when a write needs consent; ``None`` makes such writes raise
+        :class:`~satchel.ConsentRequiredError`."""
+        return self._rules.consent
+
+    @consent.setter
+    def consent(self, handler: ConsentHandler | None) -> None:
+        self._rules.consent = handler
+
+    @property
+    def hard_limit(self) -> bool:
+        """Whether a write past a block's ``char_limit`` is refused (else accepted and
+        logged)."""
+        return self._rules.hard_limit
+
+    @hard_limit.setter
+    def hard_limit(self, hard: bool) -> None:
+        self._rules.hard_limit = hard
+
+    # --- GatedWrites ---
+
+    async def update_block_text(
+        self,
+        agent: str,
+        label: str,
+        value: str,
+        *,
+        expected_version: int | None = None,
+        description: str | None = None,
+        origin: RequestOrigin | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.update_block_text`."""
+        return await self._writes.update_block_text(
+            agent,
+            label,
+            value,
+            expected_version=expected_version,
+            description=description,
+            origin=origin,
+        )
+
+    async def append_to_block(
+        self,
+        agent: str,
+        label: str,
+        text: str,
+        *,
+        separator: str = "\n",
+        origin: RequestOrigin | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.append_to_block`."""
+        return await self._writes.append_to_block(
+            agent, label, text, separator=separator, origin=origin
+        )
+
+    async def replace_in_block(
+        self,
+        agent: str,
+        label: str,
+        old: str,
+        new: str,
+        *,
+        expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.replace_in_block`."""
+        return await self._writes.replace_in_block(
+            agent, label, old, new, expected_version=expected_version, origin=origin
+        )
+
+    async def delete_block(
+        self,
+        agent: str,
+        label: str,
+        *,
+        expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.delete_block`."""
+        return await self._writes.delete_block(
+            agent, label, expected_version=expected_version, origin=origin
+        )
+
+    async def set_kind(
+        self,
+        agent: str,
+        label: str,
+        kind: BlockKind,
+        *,
+        expected_version: int | None = None,
+        origin: RequestOrigin | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.set_kind`."""
+        return await self._writes.set_kind(
+            agent, label, kind, expected_version=expected_version, origin=origin
+        )
+
+    async def swap_blocks(
+        self,
+        agent: str,
+        archive_label: str,
+        load_label: str,
+        *,
+        origin: RequestOrigin | None = None,
+    ) -> tuple[Block, Block]:
+        """See :meth:`MemoryStore.swap_blocks`."""
+        return await self._writes.swap_blocks(agent, archive_label, load_label, origin=origin)
+
+    async def share_block(
+        self,
+        agent: str,
+        label: str,
+        recipient: str,
+        permission: Permission,
+        *,
+        origin: RequestOrigin | None = None,
+    ) -> Block:
+        """See :meth:`MemoryStore.share_block`."""
+        return await self._writes.share_block(agent, label, recipient, permission, origin=origin)
+
+    async def unshare_block(
+        self, agent: str, label: str, recipient: str, *, origin: RequestOrigin | None = None
+    ) -> Block:
+        """See :meth:`MemoryStore.unshare_block`."""
+        return await self._writes.unshare_block(agent, label, recipient, origin=origin)
+
+    # --- OperatorWrites ---
+
+    async def operator_edit(
+        self,
+        agent: str,
+        label: str,
+        *,
+        expected_version: int,
+        value: str | None = None,
+        description: str | None = None,
+        permission: Permission | None = None,
+        char_limit: int | Unset | None = UNSET,
+        kind: BlockKind | None = None,
+    ) -> Block:
+        """Change a block as its human operator: text, description, permission, limit
+        and kind together, in one write at ``expected_version``.
+
+        This is the person's edit, not a model's: it does **not** pass the permission
+        gate or ask for consent (it can set the text of a ``read_only`` block and keep
+        it read-only), and no built-in tool reaches it. It is still one version step:
+        every given setting changes in one transaction, or nothing does, and the block
+        history keeps the version it replaced. Shares above a new permission are
+        lowered to it. The text and limit that result are checked together, always as
+        a hard limit. An edit that changes nothing keeps the version. Only the owner's
+        blocks can be edited.
+
+        Args:
+            agent: The owner.
+            label: The block (the owner's bare label).
+            expected_version: The version the operator saw; the edit happens only while
+                the block is still at it.
+            value: The new text, or ``None`` to keep it.
+            description: The new description, or ``None`` to keep it.
+            permission: The new permission, or ``None`` to keep it.
+            char_limit: The new limit (``>= 0``), ``None`` for no limit, or
+                :attr:`Unset.UNSET <satchel.memory.Unset.UNSET>` (the default) to keep it.
+            kind: Move the block to this kind, or ``None`` to keep it.
+
+        Returns:
+            The block as the edit left it.
+
+        Raises:
+            VersionConflictError: The block is no longer at ``expected_version``
+                (nothing changes).
+            CharLimitError: The text would be longer than the limit (nothing changes).
+            NotFoundError: No such block.
+            PermissionDeniedError: ``agent`` is a recipient of the block, not its owner.
+            InvalidInputError: An argument is invalid (the message says which).
+
+        Example:
+            >>> block = await store.get_block("ada", "rules")  # doctest: +SKIP
+            >>> await store.operator_edit(  # doctest: +SKIP
+            ...     "ada", "rules", expected_version=block.version,
+            ...     value="Share nothing.", permission=Permission.READ_ONLY,
+            ... )
+        """
+        return await self._operator.operator_edit(
+            agent,
+            label,
+            expected_version=expected_version,
+            value=value,
+            description=description,
+            permission=permission,
+            char_limit=char_limit,
+            kind=kind,
+        )
+
+    async def operator_delete(self, agent: str, label: str, *, expected_version: int) -> Block:
+        """Delete a block as its human operator, at ``expected_version``, whatever its
+        permission (no gate, no consent; no built-in tool reaches it). Its history goes
+        with it. Only the owner's blocks can be deleted this way.
+
+        Returns:
+            The block as it was.
+
+        Raises:
+            VersionConflictError: The block is no longer at ``expected_version``
+                (nothing is deleted).
+            NotFoundError: No such block.
+            PermissionDeniedError: ``agent`` is a recipient of the block, not its owner.
+            InvalidInputError: ``expected_version`` or ``agent`` is invalid.
+        """
+        return await self._operator.operator_delete(agent, label, expected_version=expected_version)
+
+    async def merge_agents(self, source: str, target: str, *, dry_run: bool = False) -> MergeReport:
+        """Bring ``source``'s memory into ``target``'s, losing nothing, in one
+        transaction (see :mod:`satchel.memory._merge` for the rules): blocks whose
+        label ``target`` lacks move as they are, same-label blocks are joined line by
+        line into ``target``'s, conversations move, and blocks other agents shared
+        with ``source`` are shared with ``target``. An operator's write: no gate, no
+        consent; a joined block may end over its limit (kept whole, and reported).
+
+        Args:
+            source: The agent merged from; it is left with no blocks or messages.
+            target: The agent merged into (set up if new).
+            dry_run: Only report what would be done.
+
+        Returns:
+            What was (or would be) done.
+
+        Raises:
+            VersionConflictError: ``source``'s memory changed while the merge was being
+                planned (nothing written; run it again).
+            InvalidInputError: ``source`` is ``target``, or a name is invalid.
+            NotFoundError: ``source`` owns nothing and nothing is shared with it.
+
+        Example:
+            >>> report = await store.merge_agents("default", "me")  # doctest: +SKIP
+            >>> [j.label for j in report.joined]  # doctest: +SKIP
+            ['human', 'persona']
+        """
+        return await self._operator.merge_agents(source, target, dry_run=dry_run)
+
+    # --- AgentsAndMessages ---
+
+    async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
+        """See :meth:`MemoryStore.ensure_agent`."""
+        return await self._agents.ensure_agent(agent, template)
+
+    async def describe_agents(self, agent: str | None = None) -> list[AgentSummary]:
+        """See :meth:`MemoryStore.describe_agents`."""
+        return await self._agents.describe_agents(agent)
+
+    async def add_message(
+        self,
+        agent: str,
+        role: Role,
+        content: str,
+        *,
+        conversation_id: str = "default",
+        created_at: datetime | None = None,
+        tags: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """See :meth:`MemoryStore.add_message`."""
+        return await self._agents.add_message(
+            agent,
+            role,
+            content,
+            conversation_id=conversation_id,
+            created_at=created_at,
+            tags=tags,
+            metadata=metadata,
+        )
+
+    async def list_messages(
+        self,
+        agent: str,
+        *,
+        conversation_id: str | None = None,
+        limit: int = 50,
+        before: datetime | None = None,
+    ) -> list[Message]:
+        """See :meth:`MemoryStore.list_messages`."""
+        return await self._agents.list_messages(
+            agent, conversation_id=conversation_id, limit=limit, before=before
+        )
 
     async def __aenter__(self) -> Self:
         return self

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from satchel._errors import AlreadyExistsError, InvalidInputError, VersionConflictError
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage
+from satchel.memory._gated_writes import WriteRules
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -40,11 +41,18 @@ _RETRIES = 5
 
 class AgentsAndMessages:
     """Agent set-up and messages of :class:`~satchel.memory.GatedStore` (see the module
-    docstring); the store supplies the attributes below."""
+    docstring).
 
-    backend: MemoryBackend
-    hard_limit: bool
-    _vectors: VectorUpkeep
+    Args:
+        backend: The store's database steps.
+        vectors: The store's embedding upkeep.
+        rules: The store's write policy.
+    """
+
+    def __init__(self, backend: MemoryBackend, vectors: VectorUpkeep, rules: WriteRules) -> None:
+        self.backend = backend
+        self._vectors = vectors
+        self.rules = rules
 
     async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:
         """See :meth:`MemoryStore.ensure_agent`."""
@@ -57,7 +65,7 @@ class AgentsAndMessages:
             fields = spec.model_dump()
             fields["metadata"] = fields["metadata"] or None
             fields["tags"] = normalise_tags(fields["tags"])
-            new = NewBlock(agent=agent, **fields, hard_limit=self.hard_limit)
+            new = NewBlock(agent=agent, **fields, hard_limit=self.rules.hard_limit)
             blocks.append((new, await self._vectors.embed_one(spec.value)))
         for _ in range(_RETRIES):
             try:

@@ -27,10 +27,16 @@ logger = logging.getLogger("satchel.memory")
 
 class OperatorWrites:
     """The operator's writes of :class:`~satchel.memory.GatedStore` (see the module
-    docstring); the store supplies the attributes below."""
+    docstring).
 
-    backend: MemoryBackend
-    _vectors: VectorUpkeep
+    Args:
+        backend: The store's database steps.
+        vectors: The store's embedding upkeep.
+    """
+
+    def __init__(self, backend: MemoryBackend, vectors: VectorUpkeep) -> None:
+        self.backend = backend
+        self._vectors = vectors
 
     async def _owned(self, agent: str, label: str, operation: str) -> tuple[int, Block]:
         validate_agent(agent)

@@ -4,14 +4,15 @@ Every write an agent makes to a block (overwrite, append, replace, delete, kind
 changes, swaps, sharing) goes through :func:`satchel.memory._gate.gated_write` here:
 the gate resolves the block, applies DESIGN §4's table at the agent's level, asks the
 consent handler with the reason written below, and retries when the level moved before
-the backend's write re-checked it. :class:`GatedWrites` is a part of
-:class:`~satchel.memory.GatedStore` (its base), kept in its own module because it is
-half the store; it holds no state of its own.
+the backend's write re-checked it. :class:`GatedWrites` is a part
+:class:`~satchel.memory.GatedStore` holds, with the store's backend, embedding upkeep
+and :class:`WriteRules`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from satchel._errors import InvalidInputError
@@ -21,19 +22,36 @@ from satchel.memory._models import Block, BlockKind, Permission, validate_agent
 from satchel.memory._permissions import ConsentHandler, Operation, RequestOrigin
 from satchel.memory._vector_upkeep import VectorUpkeep
 
-__all__ = ["GatedWrites"]
+__all__ = ["GatedWrites", "WriteRules"]
 
 _T = TypeVar("_T")
 
 
+@dataclass(kw_only=True)
+class WriteRules:
+    """The store's write policy, shared by its parts (and changed through the store's
+    ``consent`` and ``hard_limit``)."""
+
+    consent: ConsentHandler | None
+    """Asked when a write needs consent; ``None`` makes such writes raise."""
+    hard_limit: bool
+    """Refuse a write past a block's ``char_limit`` (else accept and log)."""
+
+
 class GatedWrites:
     """The gated block writes of :class:`~satchel.memory.GatedStore` (see the module
-    docstring); the store supplies the attributes below."""
+    docstring).
 
-    backend: MemoryBackend
-    consent: ConsentHandler | None
-    hard_limit: bool
-    _vectors: VectorUpkeep
+    Args:
+        backend: The store's database steps.
+        vectors: The store's embedding upkeep.
+        rules: The store's write policy.
+    """
+
+    def __init__(self, backend: MemoryBackend, vectors: VectorUpkeep, rules: WriteRules) -> None:
+        self.backend = backend
+        self._vectors = vectors
+        self.rules = rules
 
     async def _gated(
         self,
@@ -49,7 +67,7 @@ class GatedWrites:
     ) -> tuple[int, _T]:
         return await gated_write(
             self.backend,
-            self.consent,
+            self.rules.consent,
             agent,
             label,
             operation,
@@ -87,7 +105,7 @@ class GatedWrites:
                 expected_version=expected_version,
                 description=description,
                 vector=vector,
-                hard_limit=self.hard_limit,
+                hard_limit=self.rules.hard_limit,
             ),
             content={"value": value, "description": description},
             origin=origin,
@@ -110,7 +128,7 @@ class GatedWrites:
             Operation.APPEND,
             lambda b: f"append {len(text)} characters to block {b.label!r}",
             lambda pk, level: self.backend.append(
-                agent, pk, level, text, separator, hard_limit=self.hard_limit
+                agent, pk, level, text, separator, hard_limit=self.rules.hard_limit
             ),
             content={"text": text, "separator": separator},
             origin=origin,
@@ -143,7 +161,7 @@ class GatedWrites:
                 old,
                 new,
                 expected_version=expected_version,
-                hard_limit=self.hard_limit,
+                hard_limit=self.rules.hard_limit,
             ),
             content={"old": old, "new": new},
             origin=origin,
@@ -206,7 +224,7 @@ class GatedWrites:
     ) -> tuple[Block, Block]:
         """See :meth:`MemoryStore.swap_blocks`."""
         return await gated_swap(
-            self.backend, self.consent, agent, archive_label, load_label, origin
+            self.backend, self.rules.consent, agent, archive_label, load_label, origin
         )
 
     async def share_block(

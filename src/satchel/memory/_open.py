@@ -1,8 +1,9 @@
 """One way to open a memory store from what a user typed: a file path, a
 ``sqlite:///`` URL, a ``postgresql://`` URL, or nothing (the default file).
 
-The CLI, ``serve`` and the approval store all go through :func:`store_location`, so a
-target means the same thing everywhere. PostgreSQL's driver is imported only when a
+Both go through :func:`satchel.db.open_database`, the one URL → backend switch that
+the approval store, the learned-pairs store and the console use too, so a target
+means the same thing everywhere. PostgreSQL's driver is imported only when a
 PostgreSQL URL is opened: ``import satchel`` never loads it.
 """
 
@@ -11,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from satchel._errors import InvalidInputError
+from satchel.db import Database, open_database
 from satchel.memory._protocol import MemoryStore
-from satchel.memory.sqlite import SQLiteStore, default_path
 
 __all__ = ["is_postgres_url", "open_store", "store_location"]
 
@@ -32,7 +32,8 @@ def is_postgres_url(target: str | Path) -> bool:
 
 
 def store_location(target: str | Path | None, *, must_exist: bool = False) -> str | Path:
-    """Where ``target`` points: a PostgreSQL URL as it is, else the SQLite file.
+    """Where ``target`` points: a PostgreSQL URL as it is, else the SQLite file
+    (:func:`satchel.db.open_database`'s location).
 
     Args:
         target: A file path, ``sqlite:///path``, ``postgresql://...``, or ``None`` or
@@ -47,53 +48,23 @@ def store_location(target: str | Path | None, *, must_exist: bool = False) -> st
         >>> store_location("sqlite:///tmp/a.db")
         PosixPath('/tmp/a.db')
     """
-    if isinstance(target, str) and is_postgres_url(target):
-        return target
-    path = _path_of(target)
-    if must_exist and not path.exists():
-        raise InvalidInputError(
-            f"there is no memory database at {str(path)!r}; check the path",
-            details={"path": str(path)},
-        )
-    return path
-
-
-def _path_of(target: str | Path | None) -> Path:
-    if isinstance(target, Path):
-        path = target.expanduser()
-    elif target is None or not target.strip():
-        return default_path()
-    elif target.startswith("sqlite:///"):
-        path = Path(target.removeprefix("sqlite:///")).expanduser()
-    elif "://" in target:
-        scheme = target.split("://", 1)[0]
-        raise InvalidInputError(
-            f"{scheme!r} URLs are not supported; give a file path, a sqlite:/// URL or a "
-            "postgresql:// URL",
-            details={"scheme": scheme},
-        )
-    else:
-        path = Path(target).expanduser()
-    if path.is_dir():
-        raise InvalidInputError(
-            f"{str(path)!r} is a folder; give the database file, e.g. {str(path / 'satchel.db')!r}",
-            details={"path": str(path)},
-        )
-    return path
+    return open_database(target, must_exist=must_exist).location
 
 
 async def open_store(
-    target: str | Path | None = None, *, must_exist: bool = False, **options: Any
+    target: str | Path | Database | None = None, *, must_exist: bool = False, **options: Any
 ) -> MemoryStore:
     """Open the memory store ``target`` names: SQLite for a path (the embedded
-    default), PostgreSQL for a ``postgresql://`` URL.
+    default), PostgreSQL for a ``postgresql://`` URL, or the memory store of any
+    backend registered with :func:`satchel.db.register_backend`.
 
     Args:
-        target: See :func:`store_location`.
+        target: See :func:`store_location`, or a :class:`~satchel.db.Database` from
+            :func:`~satchel.db.open_database`.
         must_exist: Refuse to create a new SQLite file.
-        **options: Passed to :class:`~satchel.memory.SQLiteStore` or
-            :class:`~satchel.memory.postgres.PostgresStore` (``embedder``, ``consent``,
-            ``fusion``, ...).
+        **options: Passed to the backend's store (:class:`~satchel.memory.SQLiteStore`
+            or :class:`~satchel.memory.postgres.PostgresStore`: ``embedder``,
+            ``consent``, ``fusion``, ...).
 
     Raises:
         InvalidInputError: See :func:`store_location`.
@@ -102,9 +73,7 @@ async def open_store(
     Example:
         >>> store = await open_store("postgresql://localhost/satchel", embedder=None)
     """
-    where = store_location(target, must_exist=must_exist)
-    if isinstance(where, str):
-        from satchel.memory.postgres import PostgresStore  # the driver loads only here
-
-        return await PostgresStore.open(where, **options)
-    return await SQLiteStore.open(where, **options)
+    database = open_database(target, must_exist=must_exist)
+    opener = database.component("memory")
+    store: MemoryStore = await opener(database.location, **options)
+    return store

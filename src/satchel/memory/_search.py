@@ -8,13 +8,14 @@ answered by :mod:`satchel.memory._context_lines`, line by line.
 The store prepares a :class:`SearchRequest`. A backend finds candidates its own way
 (SQLite: FTS5 BM25 and the in-memory :class:`~satchel.retrieval.AnnIndex`, saved beside the file;
 PostgreSQL: ``tsvector`` and pgvector), keyed by ``(domain, row id)``, calls
-:func:`rank`, reads the chosen rows and turns them into hits with :func:`to_hits`.
+:func:`rank` with its named signals, reads the chosen rows and turns them into hits
+with :func:`to_hits`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -26,7 +27,7 @@ from satchel.retrieval import (
     RELEVANT_COSINE,
     RELEVANT_COVERAGE,
     HybridFusion,
-    fuse_hybrid,
+    fuse_named,
 )
 
 __all__ = [
@@ -114,6 +115,8 @@ class Ranked(Generic[_K]):
     bm25_score: float | None
     vector_score: float | None
     coverage: float | None = None
+    signals: Mapping[str, float] = field(default_factory=dict[str, float])
+    """Every named signal's score for this key (those that scored it)."""
 
 
 def _ranks(scores: Mapping[_K, float]) -> dict[_K, int]:
@@ -122,27 +125,30 @@ def _ranks(scores: Mapping[_K, float]) -> dict[_K, int]:
 
 
 def rank(
-    bm25: Mapping[_K, float],
-    vector: Mapping[_K, float],
+    signals: Mapping[str, Mapping[_K, float]],
     *,
     mode: SearchMode,
     fusion: HybridFusion,
     limit: int,
-    coverage: Mapping[_K, float] | None = None,
 ) -> list[Ranked[_K]]:
-    """The best ``limit`` candidates for ``mode``, with each method's rank and score.
+    """The best ``limit`` candidates for ``mode``, with each signal's rank and score.
 
-    In ``bm25`` and ``vector`` mode the other map still supplies diagnostics but not
-    the order. ``coverage`` is each BM25 candidate's share of the query's IDF mass
-    (:func:`~satchel.retrieval.term_coverage`), used by ``coverage`` fusion.
+    ``signals`` are the backend's named score maps: ``bm25`` and ``vector`` (whose
+    keys are the candidates), ``coverage`` (each BM25 candidate's share of the query's
+    IDF mass, :func:`~satchel.retrieval.term_coverage`, used by ``coverage`` fusion),
+    and any other signal the fusion weighs (:func:`~satchel.retrieval.fuse_named`). In
+    ``bm25`` and ``vector`` mode the other signals still supply diagnostics but not
+    the order.
     """
+    bm25, vector = signals.get("bm25", {}), signals.get("vector", {})
+    coverage = signals.get("coverage")
     match mode:
         case "bm25":
             ordered = sorted(bm25.items(), key=lambda item: -item[1])
         case "vector":
             ordered = sorted(vector.items(), key=lambda item: -item[1])
         case "hybrid":
-            ordered = fuse_hybrid(bm25, vector, fusion, coverage)
+            ordered = fuse_named(signals, fusion, candidates=[*bm25, *vector])
     rank_b, rank_v = _ranks(bm25), _ranks(vector)
     return [
         Ranked(
@@ -153,6 +159,7 @@ def rank(
             bm25_score=bm25.get(key),
             vector_score=vector.get(key),
             coverage=None if coverage is None else coverage.get(key),
+            signals={name: s[key] for name, s in signals.items() if key in s},
         )
         for key, score in ordered[:limit]
     ]

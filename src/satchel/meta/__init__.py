@@ -26,6 +26,7 @@ from satchel.meta._meta import Discovery, MetaTools
 from satchel.meta._ranking import Ranking, fuse_scores
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
 from satchel.meta._usage import LearnedPair, MemoryUsageStore, UsageStore, catalog_id
+from satchel.meta._usage_open import open_usage_store
 from satchel.meta._usage_sqlite import SQLiteUsageStore
 
 if typing.TYPE_CHECKING:
@@ -50,6 +51,7 @@ __all__ = [
     "UsageStore",
     "catalog_id",
     "fuse_scores",
+    "open_usage_store",
 ]
 
 

@@ -3,7 +3,7 @@
 
 It mirrors :class:`~satchel.meta.SQLiteUsageStore`: its own append-only migrations
 (component ``meta`` in ``satchel_migrations``), a ``satchel_meta_learned`` table, and
-:class:`~satchel._postgres_pool.PostgresPool` for connections and errors. A pair is
+:class:`~satchel.db.postgres.PostgresPool` for connections and errors. A pair is
 learned in one statement; the least recently used pairs beyond ``max_pairs`` per
 catalog are then deleted in one more, so two processes learning at once may briefly
 leave one extra pair until the next write.
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any, Final
 
 from satchel._errors import InvalidInputError
-from satchel._migrations import Migration
-from satchel._postgres_pool import PostgresPool
+from satchel.db._migrations import Migration
+from satchel.db.postgres import PostgresPool
 from satchel.meta._usage import DEFAULT_MAX_PAIRS, LearnedPair, check_pair
 
 __all__ = ["PostgresUsageStore"]

@@ -1,7 +1,7 @@
 """Learned (query, tool) pairs in SQLite, in the same database file as memory.
 
 The table has its own ordered, named, append-only migrations, run by
-:mod:`satchel._migrations` and recorded as component ``meta`` in the file's one
+:mod:`satchel.db._migrations` and recorded as component ``meta`` in the file's one
 ``_satchel_migrations`` table; it carries a ``meta_`` prefix so it never steps on the
 memory or consent tables. Writes run in ``BEGIN IMMEDIATE`` transactions in a worker
 thread; ``sqlite3`` errors are mapped to :class:`~satchel.StorageError` here.
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Final
 
 from satchel._errors import InvalidInputError
-from satchel._migrations import Migration
-from satchel._sqlite_file import SQLiteFile
+from satchel.db._migrations import Migration
+from satchel.db.sqlite import SQLiteFile
 from satchel.meta._usage import DEFAULT_MAX_PAIRS, LearnedPair, check_pair
 
 __all__ = ["SQLiteUsageStore"]

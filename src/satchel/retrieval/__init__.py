@@ -10,7 +10,8 @@
 * **Vectors** (:class:`AnnIndex`): a persisted approximate-nearest-neighbour index
   (cosine, HNSW from ``usearch``) over unit vectors keyed by integer ids.
 * **Fusion**, two kinds, for two shapes of candidates:
-  :func:`fuse_hybrid` (as a :class:`HybridFusion` says) fuses memory's two cut candidate
+  :func:`fuse_named` (as a :class:`HybridFusion` says; :func:`fuse_hybrid` for the usual
+  three signals) fuses memory's named signals over two cut candidate
   lists, keyed, by how sure each signal is (query-term coverage, :func:`term_coverage`,
   plus cosine); :func:`fuse_signals` sums several aligned signals over a whole tool
   catalog after normalising each (:data:`Normalisation`).
@@ -28,6 +29,9 @@ from satchel.retrieval._hybrid import (
     DEFAULT_HYBRID_FUSION,
     HybridFusion,
     fuse_hybrid,
+    fuse_named,
+    lexical_signal,
+    signal_weights,
     term_coverage,
 )
 from satchel.retrieval._settings import (
@@ -84,10 +88,13 @@ __all__ = [
     "HybridFusion",
     "Normalisation",
     "fuse_hybrid",
+    "fuse_named",
     "fuse_signals",
     "idf",
     "is_wide_text",
+    "lexical_signal",
     "query_terms",
+    "signal_weights",
     "split_identifier",
     "stem",
     "term_coverage",

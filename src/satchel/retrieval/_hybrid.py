@@ -1,8 +1,11 @@
 """Hybrid search's fusion: BM25 and vector candidates into one ranking that respects
 how sure each signal is (memory search).
 
-Both retrievers hand over candidates keyed alike. :func:`fuse_hybrid` combines them,
-as a :class:`HybridFusion` says, with one of:
+Both retrievers hand over candidates keyed alike, as named signals (``bm25``,
+``vector``, ``coverage``, and any other a :class:`HybridFusion` gives a weight).
+:func:`fuse_named` combines them, as the fusion says, with one of the methods below
+(:func:`fuse_hybrid` is the same for the three usual signals); a new signal is one
+more name in the mapping and one weight, not a new parameter in every layer:
 
 * ``coverage`` (the default): ``(1 - w) * coverage + w * cosine``, where ``coverage``
   is the share of the query's IDF mass an entry contains (:func:`term_coverage`);
@@ -43,7 +46,7 @@ Everything here is a pure function of its arguments: no store, no SQL.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,7 +59,15 @@ from satchel.retrieval._settings import (
     RRF_K,
 )
 
-__all__ = ["DEFAULT_HYBRID_FUSION", "HybridFusion", "fuse_hybrid", "term_coverage"]
+__all__ = [
+    "DEFAULT_HYBRID_FUSION",
+    "HybridFusion",
+    "fuse_hybrid",
+    "fuse_named",
+    "lexical_signal",
+    "signal_weights",
+    "term_coverage",
+]
 
 _K = TypeVar("_K", bound=Hashable)
 
@@ -73,6 +84,9 @@ class HybridFusion(BaseModel):
             search's ``limit``).
         fill_in: Give every BM25 candidate its true cosine (one dot product each)
             instead of treating "not among the vector candidates" as the worst score.
+        weights: The weights of further named signals (:func:`fuse_named`), e.g.
+            ``{"recency": 0.1}``; a name here also overrides the lexical signal's
+            ``1 - vector_weight`` or the vector's ``vector_weight``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -82,6 +96,7 @@ class HybridFusion(BaseModel):
     k: float = Field(default=RRF_K, gt=0.0)
     candidates: int = Field(default=HYBRID_CANDIDATES, ge=1, le=1000)
     fill_in: bool = True
+    weights: dict[str, float] = Field(default_factory=dict[str, float])
 
 
 DEFAULT_HYBRID_FUSION = HybridFusion()
@@ -145,14 +160,104 @@ def _zscore(scores: Mapping[_K, float]) -> tuple[dict[_K, float], float]:
     return standard, min(standard.values())
 
 
+def lexical_signal(fusion: HybridFusion) -> str:
+    """The name of the lexical signal ``fusion``'s method weighs: ``"coverage"`` for
+    ``coverage`` fusion, ``"bm25"`` for every other method."""
+    return "coverage" if fusion.method == "coverage" else "bm25"
+
+
+def signal_weights(fusion: HybridFusion) -> dict[str, float]:
+    """Each named signal's weight, in the order they are summed: the lexical signal
+    (:func:`lexical_signal`) ``1 - vector_weight``, ``"vector"`` ``vector_weight``,
+    then :attr:`HybridFusion.weights` (which may also override those two).
+
+    Example:
+        >>> signal_weights(HybridFusion(vector_weight=0.3, weights={"recency": 0.1}))
+        {'coverage': 0.7, 'vector': 0.3, 'recency': 0.1}
+    """
+    w = fusion.vector_weight
+    return {lexical_signal(fusion): 1 - w, "vector": w, **fusion.weights}
+
+
+def _contribution(
+    method: str, scores: Mapping[_K, float], *, lexical: bool, k: float
+) -> Callable[[float, _K], float]:
+    """``(weight, key) -> weight × the key's score on method's scale`` for one signal."""
+    match method:
+        case "rrf":
+            ranks = _ranks(scores)
+            return lambda weight, key: weight / (k + ranks[key]) if key in ranks else 0.0
+        case "minmax":
+            norm = _minmax(scores)
+            return lambda weight, key: weight * norm.get(key, 0.0)
+        case "zscore":
+            z, floor = _zscore(scores)
+            return lambda weight, key: weight * z.get(key, floor)
+        case "convex" if lexical:
+            top = max(scores.values(), default=0.0) or 1.0
+            return lambda weight, key: weight * scores.get(key, 0.0) / top
+        case _:  # coverage, and convex's non-lexical signals: the score as it is
+            return lambda weight, key: weight * scores.get(key, 0.0)
+
+
+def fuse_named(
+    signals: Mapping[str, Mapping[_K, float]],
+    fusion: HybridFusion = DEFAULT_HYBRID_FUSION,
+    *,
+    candidates: Iterable[_K] | None = None,
+) -> list[tuple[_K, float]]:
+    """Combine named score maps into one list of ``(key, score)``, best first (ties
+    keep the candidates' order).
+
+    Each signal with a weight (:func:`signal_weights`) is put on the method's scale
+    and summed with its weight; a signal without one is ignored, and a weighted signal
+    that is missing counts as empty. ``coverage`` fusion without a ``"coverage"``
+    signal uses ``"bm25"`` divided by its best score instead.
+
+    Args:
+        signals: Score per candidate, by signal name (``"bm25"``, ``"vector"``,
+            ``"coverage"``, or any other the fusion weighs).
+        fusion: The method, the vector weight and any other signals' weights.
+        candidates: The keys to rank; by default every key of every signal, in the
+            order they first appear.
+
+    Example:
+        >>> fusion = HybridFusion(method="minmax", weights={"recency": 0.5})
+        >>> fuse_named({"bm25": {"a": 1.0, "b": 0.5}, "vector": {"a": 0.2, "b": 0.2},
+        ...             "recency": {"a": 0.0, "b": 1.0}}, fusion)[0][0]
+        'b'
+    """
+    if candidates is None:
+        candidates = (key for scores in signals.values() for key in scores)
+    keys = list(dict.fromkeys(candidates))
+    lexical = lexical_signal(fusion)
+    terms: list[tuple[float, Callable[[float, _K], float]]] = []
+    for name, weight in signal_weights(fusion).items():
+        scores = signals.get(name)
+        if scores is None and name == "coverage" and fusion.method == "coverage":
+            bm25 = signals.get("bm25", {})
+            top = max(bm25.values(), default=0.0)
+            scores = {key: s / top if top > 0 else 0.0 for key, s in bm25.items()}
+        part = _contribution(fusion.method, scores or {}, lexical=name == lexical, k=fusion.k)
+        terms.append((weight, part))
+    fused: dict[_K, float] = {}
+    for key in keys:
+        total = 0.0
+        for weight, part in terms:
+            total += part(weight, key)
+        fused[key] = total
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
 def fuse_hybrid(
     bm25: Mapping[_K, float],
     vector: Mapping[_K, float],
     fusion: HybridFusion = DEFAULT_HYBRID_FUSION,
     coverage: Mapping[_K, float] | None = None,
 ) -> list[tuple[_K, float]]:
-    """Combine two candidate score maps into one list of ``(key, score)``, best first
-    (ties keep the order in which keys first appear, BM25's first).
+    """Combine BM25 and vector candidates into one list of ``(key, score)``, best
+    first (ties keep the order in which keys first appear, BM25's first):
+    :func:`fuse_named` over the signals ``bm25``, ``vector`` and ``coverage``.
 
     Args:
         bm25: BM25 relevance per candidate (higher is better).
@@ -166,35 +271,7 @@ def fuse_hybrid(
         >>> fuse_hybrid({"a": 3.0, "b": 1.0}, {"b": 0.9, "c": 0.5})[0][0]
         'b'
     """
-    keys = list(dict.fromkeys([*bm25, *vector]))
-    w = fusion.vector_weight
-    fused: dict[_K, float] = {}
-    match fusion.method:
-        case "coverage":
-            if coverage is None:
-                top = max(bm25.values(), default=0.0)
-                coverage = {k: s / top if top > 0 else 0.0 for k, s in bm25.items()}
-            for key in keys:
-                fused[key] = (1 - w) * coverage.get(key, 0.0) + w * vector.get(key, 0.0)
-        case "rrf":
-            rank_b, rank_v = _ranks(bm25), _ranks(vector)
-            for key in keys:
-                score = 0.0
-                if key in rank_b:
-                    score += (1 - w) / (fusion.k + rank_b[key])
-                if key in rank_v:
-                    score += w / (fusion.k + rank_v[key])
-                fused[key] = score
-        case "minmax":
-            norm_b, norm_v = _minmax(bm25), _minmax(vector)
-            for key in keys:
-                fused[key] = (1 - w) * norm_b.get(key, 0.0) + w * norm_v.get(key, 0.0)
-        case "zscore":
-            (z_b, floor_b), (z_v, floor_v) = _zscore(bm25), _zscore(vector)
-            for key in keys:
-                fused[key] = (1 - w) * z_b.get(key, floor_b) + w * z_v.get(key, floor_v)
-        case "convex":
-            top = max(bm25.values(), default=0.0) or 1.0
-            for key in keys:
-                fused[key] = (1 - w) * bm25.get(key, 0.0) / top + w * vector.get(key, 0.0)
-    return sorted(fused.items(), key=lambda item: -item[1])
+    signals: dict[str, Mapping[_K, float]] = {"bm25": bm25, "vector": vector}
+    if coverage is not None:
+        signals["coverage"] = coverage
+    return fuse_named(signals, fusion, candidates=[*bm25, *vector])

@@ -4,8 +4,8 @@ swaps, sharing, configuration, the operator's edits).
 
 Each write is one statement that re-checks the level the permission gate allowed
 (:mod:`._block_guard`; the reads are in :mod:`._blocks`, the writes in
-:mod:`._block_writes` and :mod:`._block_settings`). :class:`BlockSteps` is a part of
-the backend (its base), kept in its own module; it holds no state of its own.
+:mod:`._block_writes` and :mod:`._block_settings`). :class:`BlockSteps` is a part the
+backend holds, with the backend's :class:`Runner`.
 """
 
 from __future__ import annotations
@@ -28,18 +28,25 @@ from satchel.memory.postgres import (
     _merge,
     _operator,
 )
-from satchel.memory.postgres._backend_base import BackendBase
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._paging import visible_page
+from satchel.memory.postgres._runner import Runner
 
 __all__ = ["BlockSteps"]
 
 F32 = npt.NDArray[np.float32]
 
 
-class BlockSteps(BackendBase):
+class BlockSteps:
     """The block steps of :class:`~satchel.memory.postgres._backend.PostgresBackend`
-    (see the module docstring)."""
+    (see the module docstring).
+
+    Args:
+        runner: How each step runs on the backend's database.
+    """
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
 
     # --- reading ------------------------------------------------------------------
 
@@ -47,28 +54,28 @@ class BlockSteps(BackendBase):
         async def resolve_all(conn: Conn) -> list[tuple[int, Block]]:
             return [await _blocks.resolve(conn, agent, label) for label in labels]
 
-        return await self._run(resolve_all)
+        return await self.runner.run(resolve_all)
 
     async def resolve_id(self, agent: str, block_id: str) -> Block:
-        return await self._run(lambda conn: _blocks.resolve_id(conn, agent, block_id))
+        return await self.runner.run(lambda conn: _blocks.resolve_id(conn, agent, block_id))
 
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
-        return await self._run(lambda conn: _blocks.list_visible(conn, agent, kinds))
+        return await self.runner.run(lambda conn: _blocks.list_visible(conn, agent, kinds))
 
     async def list_visible_page(
         self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
     ) -> tuple[list[Block], int]:
-        return await self._run(lambda conn: visible_page(conn, agent, kinds, offset, limit))
+        return await self.runner.run(lambda conn: visible_page(conn, agent, kinds, offset, limit))
 
     async def block_history(self, block_id: str) -> list[BlockVersion]:
         """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""
-        return await self._run(lambda conn: _history.block_history(conn, block_id))
+        return await self.runner.run(lambda conn: _history.block_history(conn, block_id))
 
     # --- writing ------------------------------------------------------------------
 
     async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
-        model = self._model
-        _, block = await self._run(
+        model = self.runner.model
+        _, block = await self.runner.run(
             lambda conn: _block_writes.insert(conn, **new, vector=vector, model=model)
         )
         return block
@@ -85,8 +92,8 @@ class BlockSteps(BackendBase):
         vector: F32 | None,
         hard_limit: bool,
     ) -> Block:
-        model = self._model
-        return await self._run(
+        model = self.runner.model
+        return await self.runner.run(
             lambda conn: _block_writes.set_text(
                 conn,
                 pk,
@@ -111,7 +118,7 @@ class BlockSteps(BackendBase):
         *,
         hard_limit: bool,
     ) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _block_writes.append(
                 conn, pk, agent, level, text, separator, hard_limit=hard_limit
             )
@@ -128,7 +135,7 @@ class BlockSteps(BackendBase):
         expected_version: int | None,
         hard_limit: bool,
     ) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _block_writes.replace(
                 conn,
                 pk,
@@ -144,7 +151,7 @@ class BlockSteps(BackendBase):
     async def delete(
         self, agent: str, pk: int, level: Permission, *, expected_version: int | None
     ) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _block_writes.delete(
                 conn, pk, agent, level, expected_version=expected_version
             )
@@ -159,7 +166,7 @@ class BlockSteps(BackendBase):
         *,
         expected_version: int | None,
     ) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _block_settings.set_kind(
                 conn, pk, agent, level, kind, expected_version=expected_version
             )
@@ -171,7 +178,7 @@ class BlockSteps(BackendBase):
         archive: tuple[int, Permission],
         load: tuple[int, Permission],
     ) -> tuple[Block, Block]:
-        return await self._run(lambda conn: _block_settings.swap(conn, agent, archive, load))
+        return await self.runner.run(lambda conn: _block_settings.swap(conn, agent, archive, load))
 
     async def set_share(
         self,
@@ -181,7 +188,7 @@ class BlockSteps(BackendBase):
         recipient: str,
         permission: Permission | None,
     ) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _block_settings.set_share(conn, pk, agent, level, recipient, permission)
         )
 
@@ -194,7 +201,7 @@ class BlockSteps(BackendBase):
         char_limit: int | Unset | None,
         description: str | None,
     ) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _block_settings.configure(
                 conn,
                 pk,
@@ -214,8 +221,8 @@ class BlockSteps(BackendBase):
         expected_version: int,
         vector: F32 | None,
     ) -> Block:
-        model = self._model
-        return await self._run(
+        model = self.runner.model
+        return await self.runner.run(
             lambda conn: _operator.operator_write(
                 conn,
                 pk,
@@ -228,12 +235,12 @@ class BlockSteps(BackendBase):
         )
 
     async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
-        return await self._run(
+        return await self.runner.run(
             lambda conn: _operator.operator_delete(
                 conn, pk, agent, expected_version=expected_version
             )
         )
 
     async def merge_agents(self, steps: MergeSteps) -> int:
-        model = self._model
-        return await self._run(lambda conn: _merge.merge_agents(conn, steps, model))
+        model = self.runner.model
+        return await self.runner.run(lambda conn: _merge.merge_agents(conn, steps, model))

@@ -21,37 +21,17 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg.vector import register_vector_info
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.types import TypeInfo
 from psycopg_pool import AsyncConnectionPool
 
 from satchel._errors import InvalidInputError, StorageError
+from satchel.db.postgres._connect import Conn, describe, redact
 
 __all__ = ["Conn", "Database", "describe", "redact"]
-
-Conn = psycopg.AsyncConnection[tuple[Any, ...]]
 
 EF_SEARCH = 100
 """``hnsw.ef_search`` set on every connection: the candidate list of an HNSW scan (the
 default, 40, is below the 50 candidates hybrid search asks for)."""
-
-
-def redact(url: str) -> str:
-    """``url`` without its password, for messages."""
-    try:
-        params = conninfo_to_dict(url)
-    except psycopg.Error:
-        return "<unparsable connection string>"
-    params.pop("password", None)
-    host, db = params.get("host", "localhost"), params.get("dbname", "")
-    port = params.get("port")
-    return f"postgresql://{params.get('user', '')}@{host}{f':{port}' if port else ''}/{db}"
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line description of a database error."""
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 class Database:

@@ -4,7 +4,7 @@ Each migration is a SQL script registered with :func:`migration` under a unique 
 :func:`migrate` first makes sure the extensions exist (``vector`` for pgvector,
 ``unaccent`` for accent-folding full-text search), then runs in order the migrations
 not yet recorded (as component ``memory``) in the database's one
-``satchel_migrations`` table, through :mod:`satchel._migrations`: each in one
+``satchel_migrations`` table, through :mod:`satchel.db._migrations`: each in one
 transaction together with its record, under a transaction-level advisory lock, so many
 processes may open one new database at once and each migration still runs exactly
 once. Never edit or reorder a
@@ -23,7 +23,7 @@ import psycopg
 from psycopg import errors, sql
 
 from satchel._errors import StorageError
-from satchel._migrations import (
+from satchel.db._migrations import (
     LOCK_KEY,
     Migration,
     add_migration,

@@ -16,7 +16,7 @@ import logging
 from typing import LiteralString, cast
 
 from satchel._errors import InvalidInputError
-from satchel._migrations import LOCK_KEY
+from satchel.db._migrations import LOCK_KEY
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS
 

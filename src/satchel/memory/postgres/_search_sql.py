@@ -482,12 +482,6 @@ async def run_search(
             )
             coverage.update({(spec.key, pk): share for pk, share in shares.items()})
             vector.update({(spec.key, pk): cosine for pk, cosine in extra.items()})
-    ranked = rank(
-        bm25,
-        vector,
-        mode=request.mode,
-        fusion=request.fusion,
-        limit=request.limit,
-        coverage=coverage,
-    )
+    signals = {"bm25": bm25, "vector": vector, "coverage": coverage}
+    ranked = rank(signals, mode=request.mode, fusion=request.fusion, limit=request.limit)
     return to_hits(ranked, await _hydrate(conn, request.agent, [r.key for r in ranked]))

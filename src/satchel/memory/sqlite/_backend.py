@@ -1,15 +1,17 @@
 """The SQLite :class:`SQLiteBackend`: the database steps of the embedded store.
 
 It connects, migrates, and runs each step in a worker thread, reads on a pooled reader
-and writes in one transaction on the writer (:mod:`._backend_base`). A write to a block
+and writes in one transaction on the writer (:mod:`._runner`). A write to a block
 re-checks the level the permission gate allowed first thing in its transaction
 (:meth:`~satchel.memory.sqlite._backend_blocks.BlockSteps._checked`). The gate itself,
 consent and embedding are :class:`~satchel.memory.GatedStore`'s.
 
-The class is written in three modules: this one (opening and closing, the embedding
-model, search, vectors, export and import), :mod:`._backend_blocks` (the block steps)
-and :mod:`._backend_agents` (agents and messages), whose classes are its bases and hold
-no state of their own.
+The backend is composed, not stacked: it holds a :class:`~._runner.Runner` (its
+:meth:`read` and :meth:`write` over the dialect's SQL modules) and two parts sharing it,
+:class:`~._backend_blocks.BlockSteps` (the block steps) and
+:class:`~._backend_agents.AgentSteps` (agents and messages), to which the
+:class:`~satchel.memory.MemoryBackend` methods they own delegate; this module keeps
+opening and closing, the embedding model, search, vectors, export and import.
 """
 
 from __future__ import annotations
@@ -17,17 +19,31 @@ from __future__ import annotations
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import anyio.from_thread
 import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
-from satchel.memory._backend import MemoryBackend, RestoreBatch, TextDomain
-from satchel.memory._models import Block, ImportReport, Message, OnConflict, SearchHit
+from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
+from satchel.memory._history import BlockVersion
+from satchel.memory._merge import MergeSteps
+from satchel.memory._models import (
+    AgentSummary,
+    Block,
+    BlockKind,
+    ImportReport,
+    Message,
+    OnConflict,
+    Permission,
+    SearchHit,
+    Unset,
+)
+from satchel.memory._operator import BlockChange
 from satchel.memory._search import SearchRequest
 from satchel.memory._transfer import add_reports
 from satchel.memory.sqlite import _records
@@ -37,6 +53,7 @@ from satchel.memory.sqlite._db import Database, Durability
 from satchel.memory.sqlite._indexes import StoredIndexes, index_folder
 from satchel.memory.sqlite._messages import BLOCKS, MESSAGES, store_vectors, texts_to_embed
 from satchel.memory.sqlite._migrations import migrate
+from satchel.memory.sqlite._runner import Runner
 from satchel.memory.sqlite._searcher import run_search
 
 __all__ = ["SQLiteBackend"]
@@ -44,10 +61,12 @@ __all__ = ["SQLiteBackend"]
 logger = logging.getLogger("satchel.memory")
 
 F32 = npt.NDArray[np.float32]
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 _DOMAINS: dict[TextDomain, int] = {"blocks": BLOCKS, "messages": MESSAGES}
 
 
-class SQLiteBackend(BlockSteps, AgentSteps):
+class SQLiteBackend:
     """The database steps of the embedded memory store: one SQLite file, WAL, FTS5
     BM25 and a vector index. Implements :class:`~satchel.memory.MemoryBackend`; wrapped
     by :class:`~satchel.memory.SQLiteStore`.
@@ -66,6 +85,12 @@ class SQLiteBackend(BlockSteps, AgentSteps):
     ) -> None:
         self.path = path
         self._db = Database(self.path, busy_timeout=busy_timeout, durability=durability)
+        self.runner = Runner(self._db)
+        """How every step runs: on a pooled reader, or in one write transaction."""
+        self.blocks = BlockSteps(self.runner)
+        """The block steps."""
+        self.agent_steps = AgentSteps(self.runner)
+        """The agent and message steps."""
         self._model: str | None = None
         self._indexes: StoredIndexes | None = None
         self.vectors_ok = False
@@ -102,6 +127,193 @@ class SQLiteBackend(BlockSteps, AgentSteps):
         """Close every connection from this thread (for a constructor that failed)."""
         self._db.close()
 
+    # --- running steps ----------------------------------------------------------
+
+    async def read(
+        self,
+        function: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        """Run ``function(conn, *args, **kwargs)``, a step of this dialect's SQL modules,
+        in one read transaction on a pooled reader."""
+        return await self.runner.read(function, *args, **kwargs)
+
+    async def write(
+        self,
+        function: Callable[Concatenate[sqlite3.Connection, _P], _T],
+        *args: _P.args,
+        **kwargs: _P.kwargs,
+    ) -> _T:
+        """Run ``function(conn, *args, **kwargs)``, a step of this dialect's SQL modules,
+        in one write transaction on the writer."""
+        return await self.runner.write(function, *args, **kwargs)
+
+    # --- blocks: BlockSteps ---
+    async def resolve(self, agent: str, labels: Sequence[str]) -> list[tuple[int, Block]]:
+        return await self.blocks.resolve(agent, labels)
+
+    async def resolve_id(self, agent: str, block_id: str) -> Block:
+        return await self.blocks.resolve_id(agent, block_id)
+
+    async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
+        return await self.blocks.list_visible(agent, kinds)
+
+    async def list_visible_page(
+        self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
+    ) -> tuple[list[Block], int]:
+        return await self.blocks.list_visible_page(agent, kinds, offset, limit)
+
+    async def block_history(self, block_id: str) -> list[BlockVersion]:
+        """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""
+        return await self.blocks.block_history(block_id)
+
+    async def insert_block(self, new: NewBlock, vector: F32 | None) -> Block:
+        return await self.blocks.insert_block(new, vector)
+
+    async def set_text(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        value: str,
+        *,
+        expected_version: int | None,
+        description: str | None,
+        vector: F32 | None,
+        hard_limit: bool,
+    ) -> Block:
+        return await self.blocks.set_text(
+            agent,
+            pk,
+            level,
+            value,
+            expected_version=expected_version,
+            description=description,
+            vector=vector,
+            hard_limit=hard_limit,
+        )
+
+    async def append(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        text: str,
+        separator: str,
+        *,
+        hard_limit: bool,
+    ) -> Block:
+        return await self.blocks.append(agent, pk, level, text, separator, hard_limit=hard_limit)
+
+    async def replace(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        old: str,
+        new: str,
+        *,
+        expected_version: int | None,
+        hard_limit: bool,
+    ) -> Block:
+        return await self.blocks.replace(
+            agent, pk, level, old, new, expected_version=expected_version, hard_limit=hard_limit
+        )
+
+    async def delete(
+        self, agent: str, pk: int, level: Permission, *, expected_version: int | None
+    ) -> Block:
+        return await self.blocks.delete(agent, pk, level, expected_version=expected_version)
+
+    async def set_kind(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        kind: BlockKind,
+        *,
+        expected_version: int | None,
+    ) -> Block:
+        return await self.blocks.set_kind(agent, pk, level, kind, expected_version=expected_version)
+
+    async def swap(
+        self,
+        agent: str,
+        archive: tuple[int, Permission],
+        load: tuple[int, Permission],
+    ) -> tuple[Block, Block]:
+        return await self.blocks.swap(agent, archive, load)
+
+    async def set_share(
+        self,
+        agent: str,
+        pk: int,
+        level: Permission,
+        recipient: str,
+        permission: Permission | None,
+    ) -> Block:
+        return await self.blocks.set_share(agent, pk, level, recipient, permission)
+
+    async def configure(
+        self,
+        agent: str,
+        pk: int,
+        *,
+        permission: Permission | None,
+        char_limit: int | Unset | None,
+        description: str | None,
+    ) -> Block:
+        return await self.blocks.configure(
+            agent, pk, permission=permission, char_limit=char_limit, description=description
+        )
+
+    async def operator_write(
+        self,
+        agent: str,
+        pk: int,
+        change: BlockChange,
+        *,
+        expected_version: int,
+        vector: F32 | None,
+    ) -> Block:
+        return await self.blocks.operator_write(
+            agent, pk, change, expected_version=expected_version, vector=vector
+        )
+
+    async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
+        return await self.blocks.operator_delete(agent, pk, expected_version=expected_version)
+
+    async def merge_agents(self, steps: MergeSteps) -> int:
+        return await self.blocks.merge_agents(steps)
+
+    # --- agents and messages: AgentSteps ---
+    async def initialise_agent(
+        self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
+    ) -> list[Block] | None:
+        return await self.agent_steps.initialise_agent(agent, template, blocks)
+
+    async def is_set_up(self, agent: str) -> bool:
+        return await self.agent_steps.is_set_up(agent)
+
+    async def agent_summaries(self, agent: str | None) -> list[AgentSummary]:
+        return await self.agent_steps.agent_summaries(agent)
+
+    async def insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
+        return await self.agent_steps.insert_message(new, vector)
+
+    async def list_messages(
+        self,
+        agent: str,
+        *,
+        conversation_id: str | None,
+        limit: int,
+        before: datetime | None,
+    ) -> list[Message]:
+        return await self.agent_steps.list_messages(
+            agent, conversation_id=conversation_id, limit=limit, before=before
+        )
+
     # --- the embedding model ------------------------------------------------------
 
     def _claim_model(self, conn: sqlite3.Connection) -> tuple[bool, str]:
@@ -136,10 +348,10 @@ class SQLiteBackend(BlockSteps, AgentSteps):
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
         indexes = self._indexes if self.vectors_ok else None
-        return await self._read(lambda conn: run_search(conn, indexes, request))
+        return await self.runner.read(lambda conn: run_search(conn, indexes, request))
 
     async def block_text(self, pk: int) -> str:
-        row = await self._read(
+        row = await self.runner.read(
             lambda conn: conn.execute("SELECT value FROM blocks WHERE pk = ?", (pk,)).fetchone()
         )
         return str(row[0]) if row is not None and row[0] else ""
@@ -147,7 +359,7 @@ class SQLiteBackend(BlockSteps, AgentSteps):
     async def store_vectors(
         self, domain: TextDomain, items: Sequence[tuple[int, str]], vectors: F32
     ) -> None:
-        await self._write(lambda conn: store_vectors(conn, _DOMAINS[domain], items, vectors))
+        await self.runner.write(lambda conn: store_vectors(conn, _DOMAINS[domain], items, vectors))
 
     async def count_texts(self) -> int:
         def count(conn: sqlite3.Connection) -> int:
@@ -157,7 +369,7 @@ class SQLiteBackend(BlockSteps, AgentSteps):
             ).fetchone()
             return int(row[0])
 
-        return await self._read(count)
+        return await self.runner.read(count)
 
     async def adopt_model(self) -> None:
         assert self._model is not None
@@ -169,30 +381,34 @@ class SQLiteBackend(BlockSteps, AgentSteps):
                 (self._model,),
             )
 
-        await self._write(adopt)
+        await self.runner.write(adopt)
         self.vectors_ok = True
 
     async def texts_to_embed(
         self, domain: TextDomain, after_pk: int, limit: int
     ) -> list[tuple[int, str]]:
-        return await self._read(
+        return await self.runner.read(
             lambda conn: texts_to_embed(conn, _DOMAINS[domain], after_pk, limit, missing_only=False)
         )
 
     # --- export and import: the database steps (GatedStore does the rest) ---------
 
     async def agents(self) -> list[str]:
-        return await self._read(_records.list_agents)
+        return await self.runner.read(_records.list_agents)
 
     async def block_page(
         self, agent: str | None, after: Any, limit: int
     ) -> tuple[list[Block], Any]:
-        return await self._read(lambda conn: _records.export_blocks(conn, agent, after, limit))
+        return await self.runner.read(
+            lambda conn: _records.export_blocks(conn, agent, after, limit)
+        )
 
     async def message_page(
         self, agent: str | None, after: Any, limit: int
     ) -> tuple[list[Message], Any]:
-        return await self._read(lambda conn: _records.export_messages(conn, agent, after, limit))
+        return await self.runner.read(
+            lambda conn: _records.export_messages(conn, agent, after, limit)
+        )
 
     async def restore(
         self, batches: AsyncIterator[RestoreBatch], on_conflict: OnConflict
@@ -210,7 +426,7 @@ class SQLiteBackend(BlockSteps, AgentSteps):
                 report = add_reports(report, done)
             return report
 
-        return await self._write(run)
+        return await self.runner.write(run)
 
 
 if TYPE_CHECKING:  # the type checker proves SQLiteBackend implements the protocol

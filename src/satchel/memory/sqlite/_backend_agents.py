@@ -1,8 +1,8 @@
 """The agent and message steps of :class:`~satchel.memory.sqlite._backend.SQLiteBackend`:
 setting an agent up, describing agents, and recording and listing conversation messages.
 
-:class:`AgentSteps` is a part of the backend (its base), kept in its own module; it
-holds no state of its own.
+:class:`AgentSteps` is a part the backend holds, with the backend's
+:class:`Runner`.
 """
 
 from __future__ import annotations
@@ -16,35 +16,44 @@ import numpy.typing as npt
 from satchel.memory._backend import NewBlock, NewMessage
 from satchel.memory._models import AgentSummary, Block, Message
 from satchel.memory.sqlite import _agents
-from satchel.memory.sqlite._backend_base import BackendBase
 from satchel.memory.sqlite._messages import insert_message, list_messages
+from satchel.memory.sqlite._runner import Runner
 
 __all__ = ["AgentSteps"]
 
 F32 = npt.NDArray[np.float32]
 
 
-class AgentSteps(BackendBase):
+class AgentSteps:
     """The agent and message steps of
-    :class:`~satchel.memory.sqlite._backend.SQLiteBackend` (see the module docstring)."""
+    :class:`~satchel.memory.sqlite._backend.SQLiteBackend` (see the module docstring).
+
+    Args:
+        runner: How each step runs on the backend's database.
+    """
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
 
     # --- agents -------------------------------------------------------------------
 
     async def initialise_agent(
         self, agent: str, template: str, blocks: Sequence[tuple[NewBlock, F32 | None]]
     ) -> list[Block] | None:
-        return await self._write(lambda conn: _agents.initialise(conn, agent, template, blocks))
+        return await self.runner.write(
+            lambda conn: _agents.initialise(conn, agent, template, blocks)
+        )
 
     async def is_set_up(self, agent: str) -> bool:
-        return await self._read(lambda conn: _agents.is_set_up(conn, agent))
+        return await self.runner.read(lambda conn: _agents.is_set_up(conn, agent))
 
     async def agent_summaries(self, agent: str | None) -> list[AgentSummary]:
-        return await self._read(lambda conn: _agents.summaries(conn, agent))
+        return await self.runner.read(lambda conn: _agents.summaries(conn, agent))
 
     # --- messages -----------------------------------------------------------------
 
     async def insert_message(self, new: NewMessage, vector: F32 | None) -> Message:
-        return await self._write(lambda conn: insert_message(conn, **new, vector=vector))
+        return await self.runner.write(lambda conn: insert_message(conn, **new, vector=vector))
 
     async def list_messages(
         self,
@@ -54,7 +63,7 @@ class AgentSteps(BackendBase):
         limit: int,
         before: datetime | None,
     ) -> list[Message]:
-        return await self._read(
+        return await self.runner.read(
             lambda conn: list_messages(
                 conn, agent, conversation_id=conversation_id, limit=limit, before=before
             )

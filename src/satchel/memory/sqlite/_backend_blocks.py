@@ -3,8 +3,8 @@ blocks, and every write to one (text, append, replace, delete, kind changes, swa
 sharing, configuration, the operator's edits), each in one transaction.
 
 A write an agent makes re-checks the level the permission gate allowed first thing in
-its transaction (:meth:`BlockSteps._checked`). :class:`BlockSteps` is a part of the
-backend (its base), kept in its own module; it holds no state of its own.
+its transaction (:meth:`BlockSteps._checked`). :class:`BlockSteps` is a part the
+backend holds, with the backend's :class:`Runner`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from satchel.memory._merge import MergeSteps
 from satchel.memory._models import Block, BlockKind, Permission, Unset
 from satchel.memory._operator import BlockChange
 from satchel.memory.sqlite import _blocks, _history, _merge, _operator
-from satchel.memory.sqlite._backend_base import BackendBase
 from satchel.memory.sqlite._messages import BLOCKS, store_vectors
 from satchel.memory.sqlite._paging import visible_page
+from satchel.memory.sqlite._runner import Runner
 
 __all__ = ["BlockSteps"]
 
@@ -32,9 +32,16 @@ _T = TypeVar("_T")
 F32 = npt.NDArray[np.float32]
 
 
-class BlockSteps(BackendBase):
+class BlockSteps:
     """The block steps of :class:`~satchel.memory.sqlite._backend.SQLiteBackend` (see
-    the module docstring)."""
+    the module docstring).
+
+    Args:
+        runner: How each step runs on the backend's database.
+    """
+
+    def __init__(self, runner: Runner) -> None:
+        self.runner = runner
 
     async def _checked(
         self,
@@ -50,29 +57,29 @@ class BlockSteps(BackendBase):
             _blocks.check_level(conn, pk, agent, level)
             return write(conn)
 
-        return await self._write(run)
+        return await self.runner.write(run)
 
     # --- reading ------------------------------------------------------------------
 
     async def resolve(self, agent: str, labels: Sequence[str]) -> list[tuple[int, Block]]:
-        return await self._read(
+        return await self.runner.read(
             lambda conn: [_blocks.resolve(conn, agent, label) for label in labels]
         )
 
     async def resolve_id(self, agent: str, block_id: str) -> Block:
-        return await self._read(lambda conn: _blocks.resolve_id(conn, agent, block_id))
+        return await self.runner.read(lambda conn: _blocks.resolve_id(conn, agent, block_id))
 
     async def list_visible(self, agent: str, kinds: Collection[BlockKind] | None) -> list[Block]:
-        return await self._read(lambda conn: _blocks.list_visible(conn, agent, kinds))
+        return await self.runner.read(lambda conn: _blocks.list_visible(conn, agent, kinds))
 
     async def list_visible_page(
         self, agent: str, kinds: Collection[BlockKind] | None, offset: int, limit: int
     ) -> tuple[list[Block], int]:
-        return await self._read(lambda conn: visible_page(conn, agent, kinds, offset, limit))
+        return await self.runner.read(lambda conn: visible_page(conn, agent, kinds, offset, limit))
 
     async def block_history(self, block_id: str) -> list[BlockVersion]:
         """The kept earlier versions of a block (see :mod:`satchel.memory._history`)."""
-        return await self._read(lambda conn: _history.block_history(conn, block_id))
+        return await self.runner.read(lambda conn: _history.block_history(conn, block_id))
 
     # --- writing ------------------------------------------------------------------
 
@@ -83,7 +90,7 @@ class BlockSteps(BackendBase):
                 store_vectors(conn, BLOCKS, [(pk, new["value"])], vector[None, :])
             return block
 
-        return await self._write(run)
+        return await self.runner.write(run)
 
     async def set_text(
         self,
@@ -197,7 +204,7 @@ class BlockSteps(BackendBase):
             )
             return archived, loaded
 
-        return await self._write(run)
+        return await self.runner.write(run)
 
     async def set_share(
         self,
@@ -223,7 +230,7 @@ class BlockSteps(BackendBase):
         char_limit: int | Unset | None,
         description: str | None,
     ) -> Block:
-        return await self._write(
+        return await self.runner.write(
             lambda conn: _blocks.configure(
                 conn,
                 pk,
@@ -243,18 +250,18 @@ class BlockSteps(BackendBase):
         expected_version: int,
         vector: F32 | None,
     ) -> Block:
-        return await self._write(
+        return await self.runner.write(
             lambda conn: _operator.operator_write(
                 conn, pk, agent, change, expected_version=expected_version, vector=vector
             )
         )
 
     async def operator_delete(self, agent: str, pk: int, *, expected_version: int) -> Block:
-        return await self._write(
+        return await self.runner.write(
             lambda conn: _operator.operator_delete(
                 conn, pk, agent, expected_version=expected_version
             )
         )
 
     async def merge_agents(self, steps: MergeSteps) -> int:
-        return await self._write(lambda conn: _merge.merge_agents(conn, steps))
+        return await self.runner.write(lambda conn: _merge.merge_agents(conn, steps))

@@ -1,7 +1,7 @@
 """Ordered, named, append-only schema migrations for the SQLite store.
 
 Each migration is a SQL script appended with :func:`migration` under a unique name;
-:func:`migrate` has :mod:`satchel._migrations` run, in order, the ones not yet
+:func:`migrate` has :mod:`satchel.db._migrations` run, in order, the ones not yet
 recorded (as component ``memory``) in the file's one ``_satchel_migrations`` table.
 Never edit or reorder a migration that has shipped: append a new one.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from satchel._migrations import Migration, add_migration, migrate_sqlite, sqlite_applied
+from satchel.db._migrations import Migration, add_migration, migrate_sqlite, sqlite_applied
 from satchel.memory.sqlite import _history
 
 __all__ = ["COMPONENT", "MIGRATIONS", "TOKENIZER", "applied_migrations", "migrate"]

@@ -196,12 +196,6 @@ def run_search(
                 cover = lexical_coverage(conn, domain, request.terms, list(lexical), counts)
             coverage.update({(domain, pk): c for pk, c in cover.items()})
         vector.update({(domain, pk): s for pk, s in semantic.items()})
-    ranked = rank(
-        bm25,
-        vector,
-        mode=request.mode,
-        fusion=request.fusion,
-        limit=request.limit,
-        coverage=coverage,
-    )
+    signals = {"bm25": bm25, "vector": vector, "coverage": coverage}
+    ranked = rank(signals, mode=request.mode, fusion=request.fusion, limit=request.limit)
     return to_hits(ranked, _hydrate(conn, request.agent, [r.key for r in ranked]))

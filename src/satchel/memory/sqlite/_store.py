@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio.to_thread
-import platformdirs
 
+from satchel.db.sqlite import default_path
 from satchel.embed import Embedder
 from satchel.memory._gated import GatedStore
 from satchel.memory._permissions import ConsentHandler
@@ -17,11 +17,6 @@ from satchel.memory.sqlite._db import Durability
 from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion
 
 __all__ = ["SQLiteStore", "default_path"]
-
-
-def default_path() -> Path:
-    """``<user data dir>/satchel/satchel.db``, e.g. ``~/.local/share/satchel/satchel.db``."""
-    return Path(platformdirs.user_data_dir("satchel")) / "satchel.db"
 
 
 class SQLiteStore(GatedStore):

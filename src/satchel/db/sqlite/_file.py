@@ -3,7 +3,7 @@ migrations, and the write transaction, written once for the approval store and t
 learned-pairs store.
 
 The connection opens on first use (creating the file and its folder), in WAL mode with
-a busy timeout, and runs the store's migrations through :mod:`satchel._migrations`.
+a busy timeout, and runs the store's migrations through :mod:`satchel.db._migrations`.
 Every call holds one lock; a write runs in ``BEGIN IMMEDIATE`` (so two processes wait
 for each other's lock instead of deadlocking) and is rolled back on any error.
 ``sqlite3`` and OS errors become :class:`~satchel.StorageError` here, naming the store.
@@ -18,13 +18,20 @@ from pathlib import Path
 from typing import TypeVar
 
 import anyio.to_thread
+import platformdirs
 
 from satchel._errors import StorageError
-from satchel._migrations import Migration, migrate_sqlite
+from satchel.db._migrations import Migration, migrate_sqlite
 
-__all__ = ["SQLiteFile"]
+__all__ = ["SQLiteFile", "default_path"]
 
 _T = TypeVar("_T")
+
+
+def default_path() -> Path:
+    """``<user data dir>/satchel/satchel.db``, e.g. ``~/.local/share/satchel/satchel.db``:
+    the database every store uses unless told otherwise."""
+    return Path(platformdirs.user_data_dir("satchel")) / "satchel.db"
 
 
 class SQLiteFile:

@@ -3,7 +3,7 @@ approval store and the learned-pairs store share it (the memory backend has its 
 with the vector extension and the search functions, in :mod:`satchel.memory.postgres`).
 
 * **Schema**: the store's ordered, named, append-only migrations, run by
-  :mod:`satchel._migrations` under its component name in the database's one
+  :mod:`satchel.db._migrations` under its component name in the database's one
   ``satchel_migrations`` table, each in one transaction with its record under a
   transaction-level advisory lock, so any number of processes may open a new database
   at once.
@@ -28,8 +28,8 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from satchel._errors import InvalidInputError, StorageError
-from satchel._migrations import Migration, migrate_postgres
-from satchel.memory.postgres import Conn, describe, redact
+from satchel.db._migrations import Migration, migrate_postgres
+from satchel.db.postgres._connect import Conn, describe, redact
 
 __all__ = ["PostgresPool"]
 
