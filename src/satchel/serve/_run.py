@@ -4,6 +4,7 @@ stdio or streamable HTTP until the client leaves."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -195,19 +196,21 @@ async def _mount(stack: AsyncExitStack, options: ServeOptions, catalog: ToolRegi
 
 
 async def _usage_store(stack: AsyncExitStack, where: str | Path) -> UsageStore:
-    """Where ``--lazy`` keeps the pairs it learns: in the memory database, closed with
-    the server."""
-    if isinstance(where, Path):
-        from satchel.meta import SQLiteUsageStore
+    """Where ``--lazy`` keeps the pairs it learns: in the memory database (whichever
+    backend :func:`satchel.db.open_database` gives), closed with the server."""
+    from satchel.meta import open_usage_store
 
-        usage = SQLiteUsageStore(where)
-        stack.callback(usage.close)
-        return usage
-    from satchel.meta import PostgresUsageStore
+    usage = open_usage_store(where)
 
-    pg_usage = PostgresUsageStore(where)
-    stack.push_async_callback(pg_usage.close)
-    return pg_usage
+    async def close() -> None:
+        closing: object = getattr(usage, "close", None)
+        if callable(closing):
+            done = closing()
+            if inspect.isawaitable(done):
+                await done
+
+    stack.push_async_callback(close)
+    return usage
 
 
 async def _served(
