@@ -103,6 +103,10 @@ _DATES = [
     "monthly",
     "2020-02-30",
     "1970-01-01",
+    "9999-12-31",
+    "9999-12-31T23:30",
+    "0001-01-01T00:30",
+    "in 3 hours",
 ]
 _EMAILS = ["ada@example.test", "Bob <bob@example.test>", "a@b.c, c@d.e", "not-an-address"]
 
