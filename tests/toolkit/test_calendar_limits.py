@@ -92,3 +92,15 @@ async def test_events_in_year_one_and_year_9999_never_break_a_listing(tmp_path: 
     found = await tools.call("search_calendar_events", window)
     assert found.error is None, found.error
     assert "at tomorrow 9am" in [e.title for e in found.output.events]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("tool", ["list_calendar_events", "search_calendar_events"])
+async def test_a_whole_day_time_max_before_time_min_is_a_retry(tmp_path: Path, tool: str) -> None:
+    tools = registry(tmp_path)
+    made = await tools.call("add_calendar_event", {"title": "x", "start_time": "tomorrow 9am"})
+    assert made.error is None
+    args = {"time_min": "2026-12-01", "time_max": "2026-11-28"}
+    result = await tools.call(tool, args | ({"query": "x"} if tool.startswith("search") else {}))
+    assert result.error is not None
+    assert result.error.kind == "retry", result.error
+    assert "time_max" in result.error.message

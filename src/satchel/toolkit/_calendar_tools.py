@@ -440,14 +440,15 @@ def _window_end(
     if time_max is None:
         return start + default
     end = reader.when(time_max, field="time_max", prefer=prefer)
+    last = end.start
     if end.all_day:
-        return end.end if end.end is not None else end.start + timedelta(days=1)
-    if end.start <= start:
+        last = end.end if end.end is not None else end.start + timedelta(days=1)
+    if last <= start:
         raise ToolRetry(
             f"time_max {time_max[:100]!r} is not after time_min ({start.isoformat()}).",
             details={"field": "time_max"},
         )
-    return end.start
+    return last
 
 
 def _haystack(event: icalendar.Component) -> str:
