@@ -27,23 +27,26 @@ with 100 cases per tool (``SATCHEL_FUZZ_EXAMPLES`` raises it).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import os
-import select
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, Phase, given, settings
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).parent))
+from fuzz_surfaces import SURFACES, soak_surfaces
+from fuzz_wire import Server, Shown, Tally
+
 from builtin.fuzz_strategies import TOOLS, strategies, with_hook
 from fake_services import DISCORD_TOKEN, running_services  # the tests' fakes
 from satchel.builtin import DiscordEndpoint, MessageRouter, WebhookEndpoint, memory_toolset
@@ -52,34 +55,6 @@ from satchel.tools import ToolContext
 
 _ANSWER_TIMEOUT = 60.0
 _SATCHEL = str(Path(sys.executable).parent / "satchel")
-
-
-@dataclass
-class Tally:
-    """What one path did with one tool's cases."""
-
-    counts: Counter[str] = field(default_factory=Counter[str])
-    first: dict[str, str] = field(default_factory=dict[str, str])
-
-    def note(self, what: str, example: object, reason: str = "") -> None:
-        self.counts[what] += 1
-        if what not in self.first:
-            self.first[what] = f"{str(example)[:200]} -> {reason[:400]}"
-
-
-@dataclass(frozen=True)
-class _Shown:
-    """A case, printed only when it is a finding (and safely: some are nested too
-    deeply for ``repr``)."""
-
-    tool: str
-    args: dict[str, Any]
-
-    def __str__(self) -> str:
-        try:
-            return f"{self.tool} {self.args!r}"[:300]
-        except RecursionError:
-            return f"{self.tool} <arguments nested too deeply to print>"
 
 
 async def _seed(store: SQLiteStore) -> None:
@@ -91,121 +66,10 @@ async def _seed(store: SQLiteStore) -> None:
     await store.share_block("bob", "team", "ada", Permission.READ_ONLY)
 
 
-def _encode(value: Any) -> str:
-    """Compact ASCII JSON text of ``value``, without recursion: ``json.dumps`` cannot
-    write the values nested thousands deep that the strategies make."""
-    out: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, _Raw):
-            out.append(item.text)
-        elif isinstance(item, dict):
-            pairs = list(item.items())  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-            stack.append(_Raw("}"))
-            for index in range(len(pairs) - 1, -1, -1):
-                key, inner = pairs[index]  # pyright: ignore[reportUnknownVariableType]
-                stack.append(inner)
-                prefix = "," if index else ""
-                stack.append(_Raw(prefix + json.dumps(str(key)) + ":"))  # pyright: ignore[reportUnknownArgumentType]
-            stack.append(_Raw("{"))
-        elif isinstance(item, list):
-            items = list(item)  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-            stack.append(_Raw("]"))
-            for index in range(len(items) - 1, -1, -1):
-                stack.append(items[index])
-                if index:
-                    stack.append(_Raw(","))
-            stack.append(_Raw("["))
-        else:
-            out.append(json.dumps(item))
-    return "".join(out)
-
-
-@dataclass(frozen=True)
-class _Raw:
-    text: str
-
-
-class Server:
-    """A ``satchel serve`` child process spoken to in raw JSON-RPC lines."""
-
-    def __init__(self, db: Path) -> None:
-        env = {**os.environ, "SATCHEL_LOG_LEVEL": "error"}
-        self.proc = subprocess.Popen(
-            [_SATCHEL, "serve", "--db", str(db), "--agent", "ada", "--consent-wait", "0"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self._next = 0
-        self._buffer = b""
-        init = self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "fuzz-soak", "version": "1"},
-            },
-        )
-        if init is None or "result" not in init:
-            raise SystemExit(f"satchel serve did not initialize: {init!r}")
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _send(self, frame: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(_encode(frame).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def _line(self) -> bytes | None:
-        assert self.proc.stdout is not None
-        deadline = time.monotonic() + _ANSWER_TIMEOUT
-        while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([self.proc.stdout], [], [], left)
-            if not ready:
-                return None
-            chunk = os.read(self.proc.stdout.fileno(), 1 << 20)
-            if not chunk:
-                return None
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        return line
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
-        """Send one request; its answer (skipping notifications), or ``None``."""
-        self._next += 1
-        ident = self._next
-        self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
-        while True:
-            line = self._line()
-            if line is None:
-                return None
-            answer = json.loads(line)
-            if not isinstance(answer, dict):
-                continue
-            if answer.get("id") == ident or (  # pyright: ignore[reportUnknownMemberType]
-                answer.get("id") is None and "error" in answer  # pyright: ignore[reportUnknownMemberType]
-            ):  # a frame the server could not read is answered with id null
-                return answer  # pyright: ignore[reportUnknownVariableType]
-
-    def close(self) -> int:
-        if self.proc.stdin is not None:
-            self.proc.stdin.close()
-        try:
-            return self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
-
-
 def _via_library(
     portal: BlockingPortal, tools: Any, tool: str, args: dict[str, Any], tally: Tally
 ) -> None:
-    example = _Shown(tool, args)
+    example = Shown(tool, args)
     try:
         result = portal.call(tools.call, tool, args, ToolContext(agent="ada", origin="fuzz"))
     except Exception as exc:  # counted, not raised: this is the finding
@@ -221,7 +85,7 @@ def _via_library(
 
 
 def _via_server(server: Server, tool: str, args: dict[str, Any], tally: Tally) -> None:
-    example = _Shown(tool, args)
+    example = Shown(tool, args)
     try:
         answer = server.request("tools/call", {"name": tool, "arguments": args})
     except json.JSONDecodeError as exc:
@@ -285,24 +149,16 @@ def _integrity(path: Path) -> str:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
 
 
-def main() -> None:
-    sys.setrecursionlimit(50_000)  # json.dumps of values nested 5,000 deep, here and in repr
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=10_000, help="cases per tool")
-    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated tools")
-    parser.add_argument("--no-embedder", action="store_true", help="keyword search only")
-    parser.add_argument("--no-serve", action="store_true", help="the library path only")
-    options = parser.parse_args()
-    chosen = [t for t in options.tools.split(",") if t]
+def _soak_memory(
+    tmp: Path, options: argparse.Namespace, tallies: dict[tuple[str, str], Tally]
+) -> dict[str, str]:
+    """The built-in memory tools' soak (hypothesis strategies); the integrity checks."""
+    chosen = [t for t in TOOLS if options.only is None or t in options.only]
+    if not chosen:
+        return {}
     shapes = strategies(hostile=True)
-    tallies: dict[tuple[str, str], Tally] = {}
-    started = time.perf_counter()
-    with (
-        tempfile.TemporaryDirectory(prefix="satchel-soak-") as tmp,
-        running_services() as services,
-        start_blocking_portal() as portal,
-    ):
-        lib_db, serve_db = Path(tmp) / "library.db", Path(tmp) / "serve.db"
+    with running_services() as services, start_blocking_portal() as portal:
+        lib_db, serve_db = tmp / "library.db", tmp / "serve.db"
         embedder: Any = None
         if not options.no_embedder:
             from satchel.embed import default_embedder
@@ -322,7 +178,9 @@ def main() -> None:
             seeded = portal.call(lambda: SQLiteStore.open(serve_db, embedder=None))
             portal.call(_seed, seeded)
             portal.call(seeded.close)
-            server = Server(serve_db)
+            server = Server(
+                ["serve", "--db", str(serve_db), "--agent", "ada", "--consent-wait", "0"]
+            )
         for tool in chosen:
             lib = tallies.setdefault((tool, "library"), Tally())
             srv = tallies.setdefault((tool, "serve"), Tally())
@@ -332,17 +190,62 @@ def main() -> None:
             print(f"{tool}: {lib.counts['cases']} cases in {took:.0f} s", file=sys.stderr)
         portal.call(store.close)
         exit_code = server.close() if server is not None else None
-        checks = {"library db": _integrity(lib_db)}
+        checks = {"memory library db": _integrity(lib_db)}
         if server is not None:
-            checks["serve db"] = _integrity(serve_db)
-            checks["serve exit code"] = str(exit_code)
+            checks["memory serve db"] = _integrity(serve_db)
+            checks["memory serve exit code"] = str(exit_code)
+    return checks
+
+
+def main() -> None:
+    sys.setrecursionlimit(50_000)  # json.dumps of values nested 5,000 deep, here and in repr
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", type=int, default=300, help="cases per tool")
+    parser.add_argument(
+        "--suites",
+        default=",".join(("memory", *SURFACES)),
+        help="comma-separated: memory, toolkit, chains, meta",
+    )
+    parser.add_argument("--tools", default="", help="only these tools (comma-separated)")
+    parser.add_argument("--seed", type=int, default=28, help="the random cases' seed")
+    parser.add_argument("--no-embedder", action="store_true", help="keyword search only")
+    parser.add_argument("--no-serve", action="store_true", help="the library path only")
+    options = parser.parse_args()
+    options.only = {t for t in options.tools.split(",") if t} or None
+    suites = [s for s in options.suites.split(",") if s]
+    tallies: dict[tuple[str, str], Tally] = {}
+    checks: dict[str, str] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="satchel-soak-") as tmp:
+        if "memory" in suites:
+            checks.update(_soak_memory(Path(tmp), options, tallies))
+        surfaces = [s for s in SURFACES if s in suites]
+        if surfaces:
+            checks.update(
+                anyio.run(
+                    functools.partial(
+                        soak_surfaces,
+                        Path(tmp) / "surfaces",
+                        surfaces,
+                        options.cases,
+                        seed=options.seed,
+                        serve=not options.no_serve,
+                        only=options.only,
+                        tallies=tallies,
+                    )
+                )
+            )
     columns = [
         "cases",
         "uncaught exceptions",
         "internal results",
         "unserialisable results",
         "protocol errors (not failures)",
+        "not encodable by the client",
     ]
+    totals: Counter[str] = Counter()
+    for tally in tallies.values():
+        totals.update(tally.counts)
     print(f"\nfuzz soak: {time.perf_counter() - started:.0f} s in all")
     print(f"| tool | path | {' | '.join(columns)} |")
     print("|---|---|" + "---|" * len(columns))
@@ -350,6 +253,8 @@ def main() -> None:
         if tally.counts["cases"]:
             row = " | ".join(str(tally.counts[c]) for c in columns)
             print(f"| {tool} | {path} | {row} |")
+    row = " | ".join(str(totals[c]) for c in columns)
+    print(f"| **all** | **all paths** | {row} |")
     print("\n" + ", ".join(f"{k}: {v}" for k, v in checks.items()))
     for (tool, path), tally in tallies.items():
         for what, example in tally.first.items():

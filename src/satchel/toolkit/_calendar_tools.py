@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
@@ -77,6 +78,20 @@ class _Calendar:
                 details={"field": "event_id", "value": event_id[:100]},
             )
         return found
+
+
+@contextmanager
+def _within_calendar(field: str) -> Generator[None]:
+    """Date arithmetic that runs past year 9999 (an event's end, a search window, the day
+    after) is a retry for the model, not an ``internal`` error."""
+    try:
+        yield
+    except OverflowError:
+        raise ToolRetry(
+            f"{field} is too close to the end of the calendar (9999-12-31): the event or "
+            "window would end after it. Give an earlier time.",
+            details={"field": field},
+        ) from None
 
 
 def _set_times(
@@ -230,13 +245,15 @@ def calendar_tools(
         """
         zone = zone_of(timezone, cal.config)
         reader = cal.reader(zone)
-        start, rule = _start_of(reader, start_time, recurrence)
-        end = _end_of(reader, start, end_time, duration)
+        with _within_calendar("start_time"):
+            start, rule = _start_of(reader, start_time, recurrence)
+            end = _end_of(reader, start, end_time, duration)
         event = icalendar.Event()
         put(event, "UID", str(uuid.uuid4()))
         put(event, "DTSTAMP", datetime.now(UTC).replace(microsecond=0))
         _fill(event, title=title, description=description, location=location, attendees=attendees)
-        _set_times(event, start, end, field="end_time" if end_time is not None else "duration")
+        with _within_calendar("start_time"):
+            _set_times(event, start, end, field="end_time" if end_time is not None else "duration")
         _set_rule(event, rule)
         cal.store.save("event", event, new=True)
         return event_record(event, zone)
@@ -278,24 +295,25 @@ def calendar_tools(
         reader = cal.reader(zone)
         event = cal.event(event_id)
         record = event_record(event, zone)
-        if start_time is not None or end_time is not None or duration is not None:
-            if start_time is not None:
-                start, rule = _start_of(reader, start_time, None)
-            else:
-                old = moment(event, "DTSTART")
-                if isinstance(old, datetime):
-                    start = When(start=old.astimezone(zone), all_day=False)
-                elif isinstance(old, date):
-                    start = When(start=datetime.combine(old, time(), zone), all_day=True)
+        with _within_calendar("start_time"):
+            if start_time is not None or end_time is not None or duration is not None:
+                if start_time is not None:
+                    start, rule = _start_of(reader, start_time, None)
                 else:
-                    raise ToolRetry("The event has no start; give start_time.")
-                rule = None
-            end = _end_of(reader, start, end_time, duration)
-            if end is None and start_time is not None:
-                end = _kept_length(event, start)
-            _set_times(event, start, end, field="end_time" if end_time else "duration")
-            if rule is not None:
-                _set_rule(event, rule)
+                    old = moment(event, "DTSTART")
+                    if isinstance(old, datetime):
+                        start = When(start=old.astimezone(zone), all_day=False)
+                    elif isinstance(old, date):
+                        start = When(start=datetime.combine(old, time(), zone), all_day=True)
+                    else:
+                        raise ToolRetry("The event has no start; give start_time.")
+                    rule = None
+                end = _end_of(reader, start, end_time, duration)
+                if end is None and start_time is not None:
+                    end = _kept_length(event, start)
+                _set_times(event, start, end, field="end_time" if end_time else "duration")
+                if rule is not None:
+                    _set_rule(event, rule)
         if recurrence is not None:
             stop = not recurrence.strip() or recurrence.strip().lower() in ("none", "never")
             first = When(start=datetime.fromisoformat(record.start), all_day=record.all_day)
@@ -355,7 +373,8 @@ def calendar_tools(
         zone = zone_of(timezone, cal.config)
         reader = cal.reader(zone)
         start = reader.now() if time_min is None else reader.when(time_min, field="time_min").start
-        end = _window_end(reader, time_max, start)
+        with _within_calendar("time_min"):
+            end = _window_end(reader, time_max, start)
         return _listed(cal.store.between(start, end), zone, start, end, max_results)
 
     @tool(
@@ -393,7 +412,10 @@ def calendar_tools(
                 if time_min is None
                 else reader.when(time_min, field="time_min", prefer="past").start
             )
-            end = _window_end(reader, time_max, start, prefer="past", default=timedelta(days=3650))
+            with _within_calendar("time_min"):
+                end = _window_end(
+                    reader, time_max, start, prefer="past", default=timedelta(days=3650)
+                )
             items = cal.store.between(start, end)
         hits = [e for e in items if all(w in _haystack(e) for w in words)]
         return _listed(hits, zone, start, end, max_results)
@@ -440,14 +462,15 @@ def _window_end(
     if time_max is None:
         return start + default
     end = reader.when(time_max, field="time_max", prefer=prefer)
+    last = end.start
     if end.all_day:
-        return end.end if end.end is not None else end.start + timedelta(days=1)
-    if end.start <= start:
+        last = end.end if end.end is not None else end.start + timedelta(days=1)
+    if last <= start:
         raise ToolRetry(
             f"time_max {time_max[:100]!r} is not after time_min ({start.isoformat()}).",
             details={"field": "time_max"},
         )
-    return end.start
+    return last
 
 
 def _haystack(event: icalendar.Component) -> str:

@@ -87,12 +87,15 @@ def reaches(span: Span, start: datetime, end: datetime) -> bool:
     first = _instant(_value(span.start), start.tzinfo)
     if first is None:
         return True
-    if first - _SLACK >= end:
-        return False  # it begins after the window, and so does every repeat
-    if span.repeats:
+    try:
+        if first - _SLACK >= end:
+            return False  # it begins after the window, and so does every repeat
+        if span.repeats:
+            return True
+        last = _instant(_value(span.end), start.tzinfo) or first + timedelta(days=1)
+        return last + _SLACK > start
+    except OverflowError:  # an event in year 1 or 9999: the exact test decides
         return True
-    last = _instant(_value(span.end), start.tzinfo) or first + timedelta(days=1)
-    return last + _SLACK > start
 
 
 class FolderIndex:

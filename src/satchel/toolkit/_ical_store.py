@@ -17,7 +17,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
@@ -43,6 +43,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("satchel.toolkit.calendar")
+_FIRST = datetime(2, 1, 1, tzinfo=UTC)  # windows are cut to these to leave room for the
+_LAST = datetime(9998, 12, 31, tzinfo=UTC)  # steps the expansion takes past their ends
 
 Kind = Literal["event", "todo"]
 """A calendar event (``VEVENT``) or a task (``VTODO``)."""
@@ -164,10 +166,26 @@ def expand(
     one that begins after it) are dropped before ``recurring-ical-events`` expands the
     rest, with a day of slack for all-day and floating times; it decides the exact
     overlap."""
+    near = [item for item in items if _may_overlap(item, start, end)]
+    start, end = max(start, _FIRST), min(end, _LAST)  # the expansion steps past the window
+    try:
+        return _occurrences(near, start, end)
+    except OverflowError:  # an event or window at year 1 or 9999: expand one by one
+        found: list[icalendar.Component] = []
+        for item in near:
+            try:
+                found += _occurrences([item], start, end)
+            except OverflowError:
+                logger.warning("skipped event %s: its dates run out of range", item.get("UID"))
+        return found
+
+
+def _occurrences(
+    items: list[icalendar.Component], start: datetime, end: datetime
+) -> list[icalendar.Component]:
     calendar = icalendar.Calendar()
     for item in items:
-        if _may_overlap(item, start, end):
-            calendar.add_component(item)
+        calendar.add_component(item)
     query: Any = recurring_ical_events.of(  # pyright: ignore[reportUnknownMemberType]
         calendar, keep_recurrence_attributes=True
     )
