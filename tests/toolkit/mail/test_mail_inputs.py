@@ -3,6 +3,7 @@ that is refused files nothing."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -124,3 +125,38 @@ def test_a_subject_with_a_unicode_line_separator_is_invalid_arguments(tmp_path: 
         assert sent.error.kind == "invalid_arguments", subject
         assert "one line" in sent.error.message
     assert backend.list_emails(folder="Sent", limit=10) == []
+
+
+def test_an_address_the_header_parser_rejects_is_invalid_arguments(tmp_path: Path) -> None:
+    """``b@x..y`` passed the first check and made the header parser raise
+    ``HeaderParseError`` (no ValueError): an ``internal`` result (found by the fuzz soak)."""
+    backend = MaildirBackend(tmp_path / "mail", address=ME)
+    registry = ToolRegistry()
+    for tool in mail_tools_for(backend):
+        registry.register(tool)
+
+    for to in ("b@x..y", "a@..-a\u4e2d.", '"a"@\u4e2d.', "bo@example.org, c@d..e"):
+        sent = anyio.run(
+            lambda t=to: registry.call("send_email", {"to": t, "subject": "Hi", "body": "b"})
+        )
+        assert sent.error is not None
+        assert sent.error.kind == "invalid_arguments", (to, sent.error)
+        assert "is not an email address" in sent.error.message
+    assert backend.list_emails(folder="Sent", limit=10) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(to=st.text(alphabet='ab.@-\u4e2d" ,', max_size=20))
+def test_any_recipient_text_is_sent_or_refused_as_invalid_arguments(to: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        backend = MaildirBackend(Path(folder) / "mail", address=ME)
+        registry = ToolRegistry()
+        for tool in mail_tools_for(backend):
+            registry.register(tool)
+        sent = anyio.run(
+            lambda: registry.call("send_email", {"to": to, "subject": "Hi", "body": "b"})
+        )
+        assert sent.ok or (sent.error is not None and sent.error.kind == "invalid_arguments"), (
+            to,
+            sent.error,
+        )

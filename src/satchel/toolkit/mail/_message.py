@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from email.errors import MessageError
 from email.header import Header, decode_header, make_header
 from email.headerregistry import Address
 from email.message import EmailMessage, Message
@@ -161,8 +162,8 @@ def check_addresses(value: str) -> list[str]:
             raise InvalidInputError(f"{part!r} is not an email address (expected name@domain.tld)")
         try:
             Address(addr_spec=addr)
-        except (ValueError, IndexError) as exc:
-            raise InvalidInputError(f"{part!r} is not an email address: {exc}") from exc
+        except (ValueError, IndexError, MessageError) as exc:  # HeaderParseError: b@x..y
+            raise InvalidInputError(f"{part!r} is not an email address: {exc}") from None
         found.append(addr)
     return found
 
