@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from satchel.builtin import BuiltinTools
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 
 __all__ = [
     "NoMemoryOption",
@@ -74,7 +74,7 @@ def check_replace(
 
 
 def check_replacements(
-    replaced: Sequence[str], registries: Sequence[tuple[str, ToolRegistry]]
+    replaced: Sequence[str], registries: Sequence[tuple[str, BaseRegistry]]
 ) -> None:
     """Each ``--replace`` name must be defined by one of the ``--tools`` registries
     (given as ``(target, registry)``).

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 
 from satchel._errors import SatchelError
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 from satchel.tools import BaseTool
 
 __all__ = [
@@ -144,8 +144,8 @@ def _import_module(name: str, option: str) -> object:
         raise _bad_tools(f"cannot import {name!r}: {_describe(exc)}", option) from exc
 
 
-def _as_registry(value: object, target: str) -> ToolRegistry:
-    if isinstance(value, ToolRegistry):
+def _as_registry(value: object, target: str) -> BaseRegistry:
+    if isinstance(value, BaseRegistry):
         return value
     if isinstance(value, BaseTool):
         raise _bad_tools(
@@ -168,12 +168,12 @@ def _as_registry(value: object, target: str) -> ToolRegistry:
     except Exception as exc:  # the boundary: a failing factory is one line
         logger.debug("calling %s failed", target, exc_info=exc)
         raise _bad_tools(f"calling {target!r} failed: {_describe(exc)}") from exc
-    if not isinstance(made, ToolRegistry):
+    if not isinstance(made, BaseRegistry):
         raise _bad_tools(f"{target!r} returned {type(made).__name__}, not a ToolRegistry.")
     return made
 
 
-def load_registry(target: str) -> ToolRegistry:
+def load_registry(target: str) -> BaseRegistry:
     """Import the registry that ``--tools`` names.
 
     Args:

@@ -85,7 +85,7 @@ from satchel.memory import (
     open_store,
 )
 from satchel.meta import MetaTools
-from satchel.registry import ToolRegistry, merged, with_write_hook
+from satchel.registry import BaseRegistry, ToolRegistry, merged, with_write_hook
 
 if TYPE_CHECKING:
     from satchel.builtin import BuiltinTools, MessageRouter
@@ -181,7 +181,7 @@ def memory_tools(
     global_agent: str | None = None,
     builtins: BuiltinTools | None = None,
     router: MessageRouter | None = None,
-) -> ToolRegistry | None:
+) -> BaseRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
     ``send_message``) on ``store``; ``None`` without a store.
 
@@ -212,7 +212,7 @@ def memory_tools(
 def build_catalog(
     options: ServeOptions,
     *,
-    memory: ToolRegistry | None = None,
+    memory: BaseRegistry | None = None,
     toolkit: ToolRegistry | None = None,
 ) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
@@ -231,7 +231,7 @@ def build_catalog(
             registry defines a ``--replace`` name.
         SatchelUsageError: two sources define the same tool name.
     """
-    sources: list[tuple[str, ToolRegistry]] = []
+    sources: list[tuple[str, BaseRegistry]] = []
     if memory is not None:
         sources.append(("the memory tools", memory))
     if toolkit is not None:
@@ -310,7 +310,7 @@ def _check_pins(catalog: ToolRegistry, options: ServeOptions) -> None:
 
 def served_registry(
     catalog: ToolRegistry, options: ServeOptions, *, broker: PermissionBroker | None = None
-) -> ToolRegistry:
+) -> BaseRegistry:
     """What clients see: the catalog, or with ``--lazy`` the meta-tools over it and the
     ``--pin`` tools beside them.
 

@@ -38,7 +38,7 @@ from satchel.meta._entry import CatalogEntry
 from satchel.meta._examples import ExampleSet
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
 from satchel.meta._text import description_text, document_terms, name_text
-from satchel.registry import RegistryEvent, ToolRegistry
+from satchel.registry import BaseRegistry, RegistryEvent
 from satchel.retrieval import BM25Index, tokenize
 
 __all__ = ["UNCATEGORIZED", "CatalogIndex", "SearchMode"]
@@ -68,7 +68,7 @@ class CatalogIndex(CatalogSearch):
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: BaseRegistry,
         *,
         embedder: Embedder | None = None,
         ranking: Ranking = DEFAULT_RANKING,
