@@ -132,12 +132,26 @@ class CatalogIndex:
         mode: SearchMode | None = None,
         offset: int = 0,
     ) -> tuple[list[CatalogEntry], int]:
-        """The best tools for ``query`` among those passing the filters, best first,
-        and how many tools passed them (see
-        :meth:`~satchel.meta._catalog_search.CatalogSearch.search`).
+        """The best tools for ``query`` among those passing the filters.
+
+        Without a query, the filtered tools in registration order. A category filter
+        keeps tools in any of the categories, an action filter tools with any of the
+        actions; both together keep tools passing both. Names match case-insensitively.
+
+        Args:
+            query: What the caller wants to do, in words (may be empty).
+            categories: Keep only tools in these categories.
+            actions: Keep only tools declaring one of these actions.
+            limit: The most entries to return.
+            mode: Override the index's :class:`Ranking` mode for this search.
+            offset: Skip this many of the best entries (for the next page).
+
+        Returns:
+            The entries, best first, and how many tools passed the filters.
 
         Raises:
-            SatchelUsageError: An unknown category or action.
+            SatchelUsageError: An unknown category or action (see
+                :meth:`unknown_filters` to check first).
         """
         return await self._search.search(
             query, categories=categories, actions=actions, limit=limit, mode=mode, offset=offset
