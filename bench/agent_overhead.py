@@ -117,7 +117,7 @@ async def context_cost(folder: Path, samples: int) -> tuple[float, float]:
         timings: list[float] = []
         for _ in range(samples):
             start = time.perf_counter()
-            history = await agent._history("default")  # pyright: ignore[reportPrivateUsage]
+            history = await agent._log.load("default")  # pyright: ignore[reportPrivateUsage]
             run = RunResult(agent="ctx", conversation_id="default")
             await agent._request(run, history, agent.tools.names())  # pyright: ignore[reportPrivateUsage]
             timings.append((time.perf_counter() - start) * 1000)

@@ -38,7 +38,7 @@ import anyio
 
 from satchel import ModelError
 from satchel.agent import Agent, ContextBudget, ModelRequest, ModelResponse, call, counter_for
-from satchel.agent._providers import OpenAIModel
+from satchel.agent._model_clients import OpenAIModel
 from satchel.memory import SQLiteStore
 
 QUESTION = "What did I plant in the garden, and where?"

@@ -81,7 +81,7 @@ async def test_a_turn_cancelled_while_the_model_answers_is_noted_without_memory(
             await started.wait()
             group.cancel_scope.cancel()
 
-    history = agent._histories["default"]  # pyright: ignore[reportPrivateUsage]
+    history = await agent._log.load("default")  # pyright: ignore[reportPrivateUsage]
     assert [m.role for m in history] == ["user", "user"]
     assert "This turn was interrupted" in history[1].content
 

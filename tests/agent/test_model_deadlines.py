@@ -16,7 +16,7 @@ from agent.fake_openai import FakeOpenAI, completion, error, free_port, serving,
 from satchel import ModelError, SatchelUsageError
 from satchel.agent import ChatMessage, ModelRequest
 from satchel.agent._anthropic import AnthropicModel
-from satchel.agent._providers import OpenAIModel
+from satchel.agent._model_clients import OpenAIModel
 
 pytestmark = pytest.mark.anyio
 

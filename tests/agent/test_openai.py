@@ -11,7 +11,7 @@ import pytest
 from agent.fake_openai import FakeOpenAI, completion, error, free_port, scripted, serving
 from satchel import ModelError, SatchelUsageError
 from satchel.agent import Agent, ChatMessage, ModelRequest, model_from_string
-from satchel.agent._providers import OpenAIModel
+from satchel.agent._model_clients import OpenAIModel
 from satchel.memory import SQLiteStore
 
 pytestmark = pytest.mark.anyio

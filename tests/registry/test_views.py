@@ -17,7 +17,7 @@ from satchel import (
     with_timeout,
 )
 from satchel.consent import InMemoryApprovalStore, PermissionBroker, with_approval
-from satchel.registry import RegistryView, merged
+from satchel.registry import BaseRegistry, RegistryView, merged
 
 pytestmark = pytest.mark.anyio
 
@@ -187,3 +187,17 @@ async def test_a_merged_registry_takes_new_tools_but_not_a_name_it_serves() -> N
     with pytest.raises(SatchelUsageError, match="source registry"):
         catalog.unregister("add")
     assert catalog.names() == ["add", "echo"]
+
+
+async def test_a_view_is_a_read_only_registry_and_wraps_like_any_other() -> None:
+    source = ToolRegistry([add])
+    view = filtered(source, lambda spec: True)
+    assert isinstance(view, BaseRegistry)
+    assert not isinstance(view, ToolRegistry)  # nothing to pin, replace or mount on it
+    assert not hasattr(view, "pin_version")
+    assert not hasattr(view, "register_raw")
+    gated = with_approval(view, PermissionBroker(InMemoryApprovalStore()))
+    shown = prefixed(gated, "calc")  # a view of a view of a view, still a registry
+    source.register(mul)
+    assert shown.names() == ["calc_add", "calc_mul"]
+    assert (await shown.call("calc_mul", {"a": 6, "b": 7})).output == 42

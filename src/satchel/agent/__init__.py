@@ -18,8 +18,8 @@ the official SDK (``pip install 'satchel[openai]'``).
 from satchel.agent._agent import Agent
 from satchel.agent._context import ContextBudget, counter_for, fit_history
 from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse, Usage
+from satchel.agent._model_clients import model_from_string
 from satchel.agent._models import FunctionModel, Model, StreamingModel, TestModel, call
-from satchel.agent._providers import model_from_string
 from satchel.agent._run import (
     ApprovalEvent,
     FinalEvent,

@@ -11,11 +11,11 @@ happens (so ``search`` finds them and a later process resumes the conversation).
 A turn that is cancelled midway (Ctrl-C) is recorded as interrupted
 (:mod:`satchel.agent._agent_history`).
 
-The class is written in four modules: this one (construction and the loop),
-:mod:`satchel.agent._agent_request` (building each model request),
-:mod:`satchel.agent._agent_calls` (running a batch of tool calls under the rules) and
-:mod:`satchel.agent._agent_history` (loading and recording the conversation), whose
-classes are its bases and hold no state of their own.
+The agent is composed of parts that own their state: a
+:class:`~satchel.agent._agent_history.ConversationLog` (loading and recording the
+conversation), a :class:`~satchel.agent._agent_calls.ToolRunner` (running a batch of
+tool calls under the rules), and :func:`~satchel.agent._agent_request.build_request`
+(building each model request); this module holds construction and the loop.
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ from typing import TYPE_CHECKING
 import anyio
 
 from satchel._errors import ModelError, SatchelUsageError
-from satchel.agent._agent_calls import ToolDispatch
-from satchel.agent._agent_history import RULE_NOTE
-from satchel.agent._agent_request import RequestBuilder
+from satchel.agent._agent_calls import ToolRunner
+from satchel.agent._agent_history import RULE_NOTE, ConversationLog
+from satchel.agent._agent_request import build_request
 from satchel.agent._context import ContextBudget, counter_for
-from satchel.agent._messages import ChatMessage, ModelResponse
+from satchel.agent._messages import ChatMessage, ModelRequest, ModelResponse
 from satchel.agent._models import Model, StreamingModel
 from satchel.agent._run import FinalEvent, RunEvent, RunResult, TextDeltaEvent, TextEvent
 from satchel.builtin import BuiltinTools, MessageRouter
 from satchel.memory import MemoryStore
 from satchel.providers import ToolCall
-from satchel.registry import ToolRegistry, merged
+from satchel.registry import BaseRegistry, ToolRegistry, merged
 from satchel.rules import Continue, Terminal, ToolRule, TurnState
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["Agent"]
 
 
-class Agent(ToolDispatch, RequestBuilder):
+class Agent:
     """An agent: a model, tools and memory, run one turn at a time.
 
     Args:
@@ -84,7 +84,7 @@ class Agent(ToolDispatch, RequestBuilder):
         name: str,
         model: Model,
         *,
-        tools: ToolRegistry | None = None,
+        tools: BaseRegistry | None = None,
         memory: MemoryStore | None = None,
         rules: Sequence[ToolRule] = (),
         instructions: str = "",
@@ -98,27 +98,94 @@ class Agent(ToolDispatch, RequestBuilder):
     ) -> None:
         if max_steps < 1:
             raise SatchelUsageError(f"max_steps must be at least 1, not {max_steps}.")
-        self.name = name
         self.model = model
-        self.memory = memory
         if router is None and memory is not None:
             router = MessageRouter(memory)
-        self.router = router
-        self.broker = broker
-        self.tools = _tools_of(tools, memory, router, builtins)
-        self.rules = list(rules)
-        if "send_message" in self.tools and not any(
-            isinstance(r, Terminal | Continue) and r.tool == "send_message" for r in self.rules
+        tools = _tools_of(tools, memory, router, builtins)
+        rules = list(rules)
+        if "send_message" in tools and not any(
+            isinstance(r, Terminal | Continue) and r.tool == "send_message" for r in rules
         ):
-            self.rules.append(Terminal("send_message"))
+            rules.append(Terminal("send_message"))
         self.instructions = instructions
         self.max_steps = max_steps
-        self.budget = budget or ContextBudget()
         self.conversation_id = conversation_id
         self.stream = stream
-        self._count = counter_for(model.family)
-        self._histories: dict[str, list[ChatMessage]] = {}
-        self._summaries: dict[str, tuple[str, datetime | None]] = {}
+        self._log = ConversationLog(name, memory)
+        self._runner = ToolRunner(
+            tools,
+            rules,
+            router,
+            broker,
+            log=self._log,
+            budget=budget or ContextBudget(),
+            count=counter_for(model.family),
+        )
+
+    # -- the parts' state, as attributes ---------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The agent's name: whose memory it reads and writes."""
+        return self._log.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._log.name = value
+
+    @property
+    def memory(self) -> MemoryStore | None:
+        """The memory store, or ``None``."""
+        return self._log.memory
+
+    @memory.setter
+    def memory(self, value: MemoryStore | None) -> None:
+        self._log.memory = value
+
+    @property
+    def tools(self) -> BaseRegistry:
+        """The tools the agent may call."""
+        return self._runner.tools
+
+    @tools.setter
+    def tools(self, value: BaseRegistry) -> None:
+        self._runner.tools = value
+
+    @property
+    def rules(self) -> list[ToolRule]:
+        """The tool rules (``send_message`` is terminal unless one says otherwise)."""
+        return self._runner.rules
+
+    @rules.setter
+    def rules(self, value: list[ToolRule]) -> None:
+        self._runner.rules = value
+
+    @property
+    def router(self) -> MessageRouter | None:
+        """Delivers ``send_message``; every tool's ``ctx.router``."""
+        return self._runner.router
+
+    @router.setter
+    def router(self, value: MessageRouter | None) -> None:
+        self._runner.router = value
+
+    @property
+    def broker(self) -> PermissionBroker | None:
+        """Asks a human for consent; every tool's ``ctx.broker``."""
+        return self._runner.broker
+
+    @broker.setter
+    def broker(self, value: PermissionBroker | None) -> None:
+        self._runner.broker = value
+
+    @property
+    def budget(self) -> ContextBudget:
+        """How much history a request carries, and how large a tool result is kept."""
+        return self._runner.budget
+
+    @budget.setter
+    def budget(self, value: ContextBudget) -> None:
+        self._runner.budget = value
 
     # -- running ---------------------------------------------------------------
 
@@ -152,12 +219,12 @@ class Agent(ToolDispatch, RequestBuilder):
         conversation = conversation_id or self.conversation_id
         started = datetime.now(UTC)
         run = RunResult(agent=self.name, conversation_id=conversation, started_at=started)
-        history = await self._history(conversation)
+        history = await self._log.load(conversation)
         if message is not None:
-            await self._add(
+            await self._log.add(
                 run, history, ChatMessage(role="user", content=message, created_at=started)
             )
-        async for event in self._interruptible(
+        async for event in self._log.interruptible(
             run, history, self._steps(run, history, TurnState())
         ):
             yield event
@@ -190,7 +257,7 @@ class Agent(ToolDispatch, RequestBuilder):
             conversation_id=paused.conversation_id,
             started_at=paused.started_at or datetime.now(UTC),
         )
-        history = await self._history(paused.conversation_id)
+        history = await self._log.load(paused.conversation_id)
         done = [c.name.partition("@")[0] for c, r in paused.tool_calls if r.ok]
         state = TurnState(calls=list(done), succeeded=list(done))
         held = [
@@ -205,9 +272,9 @@ class Agent(ToolDispatch, RequestBuilder):
         approvals = {
             again.id or "": approval for again, (_, approval) in zip(calls, held, strict=True)
         }
-        await self._add(run, history, _calling("", calls))
+        await self._log.add(run, history, _calling("", calls))
         resumed = self._resumed(run, history, state, calls, approvals)
-        async for event in self._interruptible(run, history, resumed):
+        async for event in self._log.interruptible(run, history, resumed):
             yield event
 
     async def _resumed(
@@ -218,7 +285,7 @@ class Agent(ToolDispatch, RequestBuilder):
         calls: Sequence[ToolCall],
         approvals: dict[str, str],
     ) -> AsyncIterator[RunEvent]:
-        async for event in self._run_calls(
+        async for event in self._runner.run_calls(
             run, history, state, calls, self.tools.names(), approvals
         ):
             yield event
@@ -234,14 +301,14 @@ class Agent(ToolDispatch, RequestBuilder):
         """Ask the model and run its calls until the turn ends; yields the final
         event last."""
         for _ in range(self.max_steps):
-            forced = next((f for r in self.rules if (f := r.forced_call(state))), None)
+            forced = self._runner.forced_call(state)
             if forced is not None:
                 call = ToolCall(f"init_{len(state.calls)}", forced[0], forced[1])
-                await self._add(run, history, _calling("", (call,)))
-                async for event in self._run_calls(run, history, state, (call,), forced[:1]):
+                await self._log.add(run, history, _calling("", (call,)))
+                async for event in self._runner.run_calls(run, history, state, (call,), forced[:1]):
                     yield event
                 continue
-            allowed = self._allowed(state)
+            allowed = self._runner.allowed(state)
             request = await self._request(run, history, allowed)
             response: ModelResponse | None = None
             if self.stream and isinstance(self.model, StreamingModel):
@@ -258,15 +325,21 @@ class Agent(ToolDispatch, RequestBuilder):
             if response.text:
                 yield TextEvent(response.text)
             if not response.tool_calls:
-                blocked = next((b for r in self.rules if (b := r.blocks_exit(state))), None)
-                await self._add(run, history, ChatMessage(role="assistant", content=response.text))
+                blocked = self._runner.blocks_exit(state)
+                await self._log.add(
+                    run, history, ChatMessage(role="assistant", content=response.text)
+                )
                 if blocked is None:
                     run.reply, run.stop = response.text, "reply"
                     break
-                await self._add(run, history, ChatMessage(role="user", content=RULE_NOTE + blocked))
+                await self._log.add(
+                    run, history, ChatMessage(role="user", content=RULE_NOTE + blocked)
+                )
                 continue
-            await self._add(run, history, _calling(response.text, response.tool_calls))
-            async for event in self._run_calls(run, history, state, response.tool_calls, allowed):
+            await self._log.add(run, history, _calling(response.text, response.tool_calls))
+            async for event in self._runner.run_calls(
+                run, history, state, response.tool_calls, allowed
+            ):
                 yield event
             if run.stop in ("terminal", "needs_approval", "repeated"):
                 run.reply = run.reply or response.text
@@ -278,13 +351,26 @@ class Agent(ToolDispatch, RequestBuilder):
             run.stop = "max_steps"
         yield FinalEvent(run)
 
+    async def _request(
+        self, run: RunResult, history: list[ChatMessage], allowed: list[str]
+    ) -> ModelRequest:
+        return await build_request(
+            model=self.model,
+            instructions=self.instructions,
+            log=self._log,
+            runner=self._runner,
+            run=run,
+            history=history,
+            allowed=allowed,
+        )
+
 
 def _tools_of(
-    tools: ToolRegistry | None,
+    tools: BaseRegistry | None,
     memory: MemoryStore | None,
     router: MessageRouter | None,
     builtins: BuiltinTools | None,
-) -> ToolRegistry:
+) -> BaseRegistry:
     if memory is None:
         return tools if tools is not None else ToolRegistry()
     builtin = (builtins or BuiltinTools()).build(memory, router=router)

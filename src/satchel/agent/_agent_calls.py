@@ -1,19 +1,18 @@
-"""Tool dispatch in :class:`~satchel.agent.Agent`: running one batch of the model's
-tool calls under the tool rules.
+"""The tool calls of :class:`~satchel.agent.Agent`: :class:`ToolRunner` runs one batch
+of the model's tool calls under the tool rules.
 
-Each call is checked against the tools the rules allow now and the tools it requires,
-run with a :class:`~satchel.tools.ToolContext` for the agent, and recorded with its
-result; a call that waits for a human's approval stops the turn, as does a terminal
-tool that succeeded, and so does a call repeated up to the budget's ``repeat_limit``
+Each call is checked against the tools the rules allow now, the per-batch limits the
+rules set (:meth:`~satchel.rules.ToolRule.batch_limit`) and the tools it requires, run
+with a :class:`~satchel.tools.ToolContext` for the agent, and recorded with its result;
+a call that waits for a human's approval stops the turn, as does a terminal tool that
+succeeded, and so does a call repeated up to the budget's ``repeat_limit``
 (:mod:`satchel.agent._bounds`, which also cuts each result to the budget).
-:class:`ToolDispatch` is a part of the agent (a base), kept in its own module; it holds
-no state of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from satchel.agent._agent_history import ConversationLog, as_mapping
 from satchel.agent._bounds import identical_calls, repeated, tool_message
@@ -23,28 +22,76 @@ from satchel.agent._run import ApprovalEvent, RunEvent, RunResult, ToolCallEvent
 from satchel.builtin import MessageRouter
 from satchel.memory import AgentMemory, RequestOrigin
 from satchel.providers import ToolCall
-from satchel.registry import ToolRegistry
-from satchel.rules import MaxCalls, ToolRule, TurnState
+from satchel.registry import BaseRegistry
+from satchel.rules import ToolRule, TurnState
 from satchel.tools import ErrorInfo, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from satchel.consent import PermissionBroker
 
-__all__ = ["ToolDispatch"]
+__all__ = ["ToolRunner"]
 
 
-class ToolDispatch(ConversationLog):
-    """Tool dispatch of :class:`~satchel.agent.Agent` (see the module docstring); the
-    agent supplies the attributes below."""
+class ToolRunner:
+    """Runs an agent's tool calls under its rules (see the module docstring).
 
-    tools: ToolRegistry
-    rules: list[ToolRule]
-    router: MessageRouter | None
-    broker: PermissionBroker | None
-    budget: ContextBudget
-    _count: Callable[[str], int]
+    Args:
+        tools: The tools the agent may call.
+        rules: The tool rules that constrain the turn.
+        router: Every tool's ``ctx.router``.
+        broker: Every tool's ``ctx.broker``.
+        log: The agent's conversation: whose calls these are, the store its tools'
+            ``ctx.memory`` writes to, and where each result is recorded.
+        budget: How large a result enters the history, and how often a call repeats.
+        count: Counts the tokens of a text, as the model does.
+    """
 
-    async def _run_calls(
+    def __init__(
+        self,
+        tools: BaseRegistry,
+        rules: list[ToolRule],
+        router: MessageRouter | None,
+        broker: PermissionBroker | None,
+        *,
+        log: ConversationLog,
+        budget: ContextBudget,
+        count: Callable[[str], int],
+    ) -> None:
+        self.tools = tools
+        self.rules = rules
+        self.router = router
+        self.broker = broker
+        self.log = log
+        self.budget = budget
+        self.count = count
+
+    def allowed(self, state: TurnState) -> list[str]:
+        """The tools the rules let the model call next."""
+        names: list[str] = self.tools.names()
+        for rule in self.rules:
+            names = list(rule.allowed(state, names))
+        return names
+
+    def forced_call(self, state: TurnState) -> tuple[str, dict[str, Any]] | None:
+        """A call a rule makes before the model is asked, or ``None``."""
+        return next((f for r in self.rules if (f := r.forced_call(state))), None)
+
+    def blocks_exit(self, state: TurnState) -> str | None:
+        """Why a rule keeps the turn from ending now, or ``None``."""
+        return next((b for r in self.rules if (b := r.blocks_exit(state))), None)
+
+    def ends_turn(self, tool: str) -> bool:
+        """Whether a finished call of ``tool`` ends the turn."""
+        verdicts = [v for r in self.rules if (v := r.ends_turn(tool)) is not None]
+        return bool(verdicts) and False not in verdicts
+
+    def batch_limits(self, tool: str, state: TurnState) -> list[str]:
+        """The limits (:meth:`~satchel.rules.ToolRule.batch_limit`) that a call of
+        ``tool`` has reached, counting the calls already run in this batch: one reply
+        with 30 calls runs at most a limit's number of them."""
+        return [limit for r in self.rules if (limit := r.batch_limit(state, tool))]
+
+    async def run_calls(
         self,
         run: RunResult,
         history: list[ChatMessage],
@@ -53,6 +100,8 @@ class ToolDispatch(ConversationLog):
         allowed: Sequence[str],
         approvals: dict[str, str] | None = None,
     ) -> AsyncIterator[RunEvent]:
+        """Run one batch of calls, yielding each call and result as it happens (see the
+        module docstring); ``approvals``: call id -> the approval id it runs under."""
         ended: str | None = None  # the terminal tool that ended the turn in this batch
         for call in calls:
             earlier = identical_calls(call, run.tool_calls)
@@ -60,7 +109,7 @@ class ToolDispatch(ConversationLog):
             again = limit is not None and earlier + 1 >= limit
             found = self.tools.get(call.name)
             name = found.spec.name if found is not None else call.name  # `tool@1` is `tool`
-            capped = self._capped(name, state)  # a limit reached earlier in this batch
+            capped = self.batch_limits(name, state)  # a limit reached earlier in this batch
             permitted = name in allowed and ended is None and not capped
             yield ToolCallEvent(call, permitted and not again)
             unmet = state.unmet(found.spec.requires) if permitted and found is not None else []
@@ -73,22 +122,9 @@ class ToolDispatch(ConversationLog):
             elif unmet:
                 result = _unmet(name, unmet)
             elif permitted:
-                origin = f"agent:{self.name}"
-                ctx = ToolContext(
-                    agent=self.name,
-                    origin=origin,
-                    call_id=call.id,
-                    approval_id=(approvals or {}).get(call.id or ""),
-                    extras={"conversation_id": run.conversation_id},
-                    conversation_id=run.conversation_id,
-                    turn_started_at=run.started_at,
-                    memory=None
-                    if self.memory is None
-                    else AgentMemory(self.memory, self.name, RequestOrigin(channel=origin)),
-                    router=self.router,
-                    broker=self.broker,
+                result = await self.tools.call(
+                    call.name, call.arguments, self._context(run, call, approvals)
                 )
-                result = await self.tools.call(call.name, call.arguments, ctx)
                 state.calls.append(name)
                 if result.ok:
                     state.last_output = result.output
@@ -97,12 +133,12 @@ class ToolDispatch(ConversationLog):
                 result = _refused(call.name, allowed)
             run.tool_calls.append((call, result))
             yield ToolResultEvent(call, result)
-            await self._add(
+            await self.log.add(
                 run,
                 history,
                 ChatMessage(
                     role="tool",
-                    content=tool_message(call, result, earlier, self.budget, self._count),
+                    content=tool_message(call, result, earlier, self.budget, self.count),
                     tool_call_id=call.id,
                     name=call.name,
                 ),
@@ -113,32 +149,32 @@ class ToolDispatch(ConversationLog):
                 run.pending_approvals.append(approval)
                 run.stop = "needs_approval"
                 yield ApprovalEvent(call, approval)
-            elif permitted and self._ends_turn(call.name) and result.ok:
+            elif permitted and self.ends_turn(call.name) and result.ok:
                 run.stop = "terminal"
                 run.reply = run.reply or _said_to_user(call)
                 ended = call.name
             elif again:
                 run.stop = "repeated"
 
-    def _capped(self, tool: str, state: TurnState) -> list[str]:
-        """The call limits (:class:`~satchel.rules.MaxCalls`) ``tool`` has reached,
-        counting the calls already run in this batch: one reply with 30 calls runs at
-        most the limit's number of them."""
-        return [
-            r.render()
-            for r in self.rules
-            if isinstance(r, MaxCalls) and not r.allowed(state, [tool])
-        ]
-
-    def _ends_turn(self, tool: str) -> bool:
-        verdicts = [v for r in self.rules if (v := r.ends_turn(tool)) is not None]
-        return bool(verdicts) and False not in verdicts
-
-    def _allowed(self, state: TurnState) -> list[str]:
-        names: list[str] = self.tools.names()
-        for rule in self.rules:
-            names = list(rule.allowed(state, names))
-        return names
+    def _context(
+        self, run: RunResult, call: ToolCall, approvals: dict[str, str] | None
+    ) -> ToolContext:
+        agent, memory = self.log.name, self.log.memory
+        origin = f"agent:{agent}"
+        return ToolContext(
+            agent=agent,
+            origin=origin,
+            call_id=call.id,
+            approval_id=(approvals or {}).get(call.id or ""),
+            extras={"conversation_id": run.conversation_id},
+            conversation_id=run.conversation_id,
+            turn_started_at=run.started_at,
+            memory=None
+            if memory is None
+            else AgentMemory(memory, agent, RequestOrigin(channel=origin)),
+            router=self.router,
+            broker=self.broker,
+        )
 
 
 def _refused(tool: str, allowed: Sequence[str]) -> ToolResult:

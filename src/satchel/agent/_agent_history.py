@@ -60,15 +60,22 @@ _RECORD_GRACE = 5.0
 
 
 class ConversationLog:
-    """The conversation history of :class:`~satchel.agent.Agent` (see the module
-    docstring); the agent supplies the attributes below."""
+    """The conversation history of one agent (see the module docstring).
 
-    name: str
-    memory: MemoryStore | None
-    _histories: dict[str, list[ChatMessage]]
-    _summaries: dict[str, tuple[str, datetime | None]]
+    Args:
+        name: The agent whose conversations these are.
+        memory: The store they are recorded in; without one, they live in this object.
+    """
 
-    async def _history(self, conversation: str) -> list[ChatMessage]:
+    def __init__(self, name: str, memory: MemoryStore | None) -> None:
+        self.name = name
+        self.memory = memory
+        self._histories: dict[str, list[ChatMessage]] = {}
+        self._summaries: dict[str, tuple[str, datetime | None]] = {}
+
+    async def load(self, conversation: str) -> list[ChatMessage]:
+        """The history of ``conversation``, oldest first (the stored running summary is
+        kept apart: see :meth:`summary`)."""
         if self.memory is None:
             return self._histories.setdefault(conversation, [])
         stored = await self.memory.list_messages(
@@ -84,7 +91,25 @@ class ConversationLog:
                 messages.append(message)
         return _paired([m for m in map(_from_stored, messages) if m is not None])
 
-    async def _interruptible(
+    def summary(self, conversation: str) -> tuple[str, datetime | None]:
+        """The running summary of what left the prompt of ``conversation``, and the
+        time of the last message it covers (``("", None)``: none yet)."""
+        return self._summaries.get(conversation, ("", None))
+
+    async def save_summary(self, conversation: str, text: str, through: datetime) -> None:
+        """Make ``text`` the running summary of ``conversation``, covering the messages
+        up to ``through``, and store it."""
+        self._summaries[conversation] = (text, through)
+        if self.memory is not None:
+            await self.memory.add_message(
+                self.name,
+                "system",
+                text,
+                conversation_id=conversation,
+                metadata={"kind": SUMMARY_KIND, "through": through.isoformat()},
+            )
+
+    async def interruptible(
         self, run: RunResult, history: list[ChatMessage], events: AsyncIterator[RunEvent]
     ) -> AsyncIterator[RunEvent]:
         """``events``; if the turn is cancelled midway (Ctrl-C), the interruption is
@@ -111,11 +136,11 @@ class ConversationLog:
             tool = ChatMessage(
                 role="tool", content=result.to_text(), tool_call_id=call.id, name=call.name
             )
-            await self._add(run, history, tool, result, kind=INTERRUPTED_KIND)
+            await self.add(run, history, tool, result, kind=INTERRUPTED_KIND)
         note = ChatMessage(role="user", content=_INTERRUPTED_NOTE)
-        await self._add(run, history, note, kind=INTERRUPTED_KIND)
+        await self.add(run, history, note, kind=INTERRUPTED_KIND)
 
-    async def _add(
+    async def add(
         self,
         run: RunResult,
         history: list[ChatMessage],
@@ -124,6 +149,8 @@ class ConversationLog:
         *,
         kind: str | None = None,
     ) -> None:
+        """Append ``message`` to ``history`` and to ``run``, and record it in the store
+        (``result``: the tool result it says; ``kind``: a note's kind, in its metadata)."""
         if message.created_at is None:
             message = replace(message, created_at=datetime.now(UTC))
         history.append(message)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from xml.sax.saxutils import quoteattr
 
 from satchel.memory import Block, BlockKind, MemoryStore
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 
 __all__ = ["render_context"]
 
@@ -23,7 +23,7 @@ _SECTIONS = (
 
 
 async def render_context(
-    store: MemoryStore, agent: str, registry: ToolRegistry | None = None
+    store: MemoryStore, agent: str, registry: BaseRegistry | None = None
 ) -> str:
     """Render ``agent``'s system context: its core blocks, the working blocks it has
     loaded, then ``registry``'s tool usage rules.

@@ -28,7 +28,7 @@ from satchel.cli._store import resolve_db_location
 from satchel.consent import PermissionBroker, open_approval_store, with_approval
 from satchel.memory import ConsentHandler, open_store
 from satchel.meta import MetaTools
-from satchel.registry import ToolRegistry, merged
+from satchel.registry import BaseRegistry, merged
 from satchel.rules import MaxCalls, ToolRule
 from satchel.serve import load_tools
 
@@ -157,7 +157,7 @@ class AgentSetup:
     agent: str
     conversation: str
     db: str | None
-    registries: tuple[ToolRegistry, ...]
+    registries: tuple[BaseRegistry, ...]
     mounts: tuple[MountSpec, ...]
     lazy: bool
     max_steps: int
@@ -261,7 +261,7 @@ async def opened_agent(
 
 async def _extra_tools(
     stack: AsyncExitStack, setup: AgentSetup, broker: PermissionBroker
-) -> ToolRegistry | None:
+) -> BaseRegistry | None:
     if not setup.registries and not setup.mounts:
         return None
     from satchel.mcp import mount_mcp  # the MCP SDK loads only when a server is mounted

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from satchel import serve
 from satchel._errors import SatchelUsageError
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 
 __all__ = [
     "DEFAULT_TOOLS",
@@ -99,7 +99,7 @@ def option_errors() -> Generator[None]:
         raise typer.BadParameter(exc.message, param_hint=f"'{option}'") from exc
 
 
-def load_registry(target: str) -> ToolRegistry:
+def load_registry(target: str) -> BaseRegistry:
     """Import the registry that ``--tools`` names (see
     :func:`satchel.serve.load_registry`).
 

@@ -23,7 +23,7 @@ from satchel.cli._common import (
     load_registry,
     stdout_console,
 )
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 from satchel.registry._versions import version_alias
 from satchel.schema import DIALECTS, Dialect, tool_definition
 from satchel.tools import ToolContext, ToolResult, ToolSpec
@@ -57,7 +57,7 @@ def _entry(spec: ToolSpec) -> dict[str, Any]:
     return data
 
 
-def _find(registry: ToolRegistry, name: str, tools: str) -> int:
+def _find(registry: BaseRegistry, name: str, tools: str) -> int:
     names = registry.names()
     if name in names:
         return names.index(name)
@@ -151,7 +151,7 @@ def _quiet(logger: logging.Logger) -> Generator[None]:
         logger.disabled = before
 
 
-def _listed_name(registry: ToolRegistry, spec: ToolSpec) -> str:
+def _listed_name(registry: BaseRegistry, spec: ToolSpec) -> str:
     """The name a definition lists ``spec`` under: its own for the default version,
     ``name_v1`` for another (as :meth:`ToolRegistry.schemas` writes it)."""
     if spec.version is None or registry.default_version(spec.name) == spec.version:

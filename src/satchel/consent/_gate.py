@@ -30,7 +30,7 @@ from satchel._errors import SatchelUsageError
 from satchel.consent._broker import PermissionBroker
 from satchel.consent._models import ApprovalError, ConsentScope
 from satchel.consent._policy import ApprovalPolicy, needs_approval
-from satchel.registry import RegistryView, ToolRegistry, WrapperTool
+from satchel.registry import BaseRegistry, RegistryView, WrapperTool
 from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec
 
 __all__ = ["gated_call", "with_approval"]
@@ -195,10 +195,10 @@ def with_approval(
 ) -> BaseTool: ...
 @overload
 def with_approval(
-    target: ToolRegistry, broker: PermissionBroker, *, policy: _Policy = _Policy.DESTRUCTIVE
-) -> ToolRegistry: ...
+    target: BaseRegistry, broker: PermissionBroker, *, policy: _Policy = _Policy.DESTRUCTIVE
+) -> RegistryView: ...
 def with_approval(
-    target: BaseTool | ToolRegistry,
+    target: BaseTool | BaseRegistry,
     broker: PermissionBroker,
     *,
     policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
@@ -222,6 +222,6 @@ def with_approval(
         ...                  ToolContext(approval_id=approval_id))
     """
     policy = ApprovalPolicy(policy)
-    if isinstance(target, ToolRegistry):
+    if isinstance(target, BaseRegistry):
         return RegistryView([target], lambda tool: _ApprovalGate(tool, broker, policy))
     return _ApprovalGate(target, broker, policy)

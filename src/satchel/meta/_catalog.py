@@ -12,34 +12,30 @@ Thread safety: one lock guards the index; registry listeners (called from whiche
 thread registered a tool) and searches take it briefly. The embedding model runs outside
 it.
 
-The class is written in four modules: this one (building the index, following the
-registry, learned requests), :mod:`satchel.meta._catalog_records` (the records, the
-reads over them and the filters), :mod:`satchel.meta._catalog_vectors` (the
-embeddings) and :mod:`satchel.meta._catalog_search` (searching and scoring), whose
-classes are its bases and hold no state of their own.
+The index holds three parts, each owning its state: the records
+(:mod:`satchel.meta._catalog_records`: the records, the reads over them and the
+filters), the vectors (:mod:`satchel.meta._catalog_vectors`: the embeddings) and the
+search (:mod:`satchel.meta._catalog_search`: BM25, scoring and fusion). This module
+builds them, keeps them current with the registry, and keeps the learned requests.
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import Final
 
-import numpy as np
-import numpy.typing as npt
-
 from satchel.consent import ApprovalPolicy
 from satchel.embed import Embedder
-from satchel.meta._catalog_records import ToolRecord
+from satchel.meta._catalog_records import CatalogRecords, ToolRecord
 from satchel.meta._catalog_search import CatalogSearch, SearchMode
-from satchel.meta._entry import CatalogEntry
+from satchel.meta._catalog_vectors import CatalogVectors
+from satchel.meta._entry import CatalogEntry, CatalogScores
 from satchel.meta._examples import ExampleSet
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
 from satchel.meta._text import description_text, document_terms, name_text
-from satchel.registry import RegistryEvent, ToolRegistry
-from satchel.retrieval import BM25Index, tokenize
+from satchel.registry import BaseRegistry, RegistryEvent
+from satchel.retrieval import tokenize
 
 __all__ = ["UNCATEGORIZED", "CatalogIndex", "SearchMode"]
 
@@ -51,7 +47,7 @@ def _key(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=16).hexdigest()
 
 
-class CatalogIndex(CatalogSearch):
+class CatalogIndex:
     """A searchable index of a registry's tools, kept current as the registry changes.
 
     Args:
@@ -68,7 +64,7 @@ class CatalogIndex(CatalogSearch):
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: BaseRegistry,
         *,
         embedder: Embedder | None = None,
         ranking: Ranking = DEFAULT_RANKING,
@@ -78,25 +74,98 @@ class CatalogIndex(CatalogSearch):
         self.embedder = embedder
         self.ranking = ranking
         self.approval = ApprovalPolicy(approval)
-        self._lock = threading.RLock()
-        self._embed_mutex = threading.Lock()
-        self._records: dict[str, ToolRecord] = {}
-        self._slots: list[str | None] = []
-        self._free: list[int] = []
-        self._bm25 = BM25Index(k1=ranking.k1, b=ranking.b)
-        self._by_category: dict[str, set[str]] = {}
-        self._by_action: dict[str, set[str]] = {}
-        dim = embedder.dim if embedder is not None else 0
-        self._vectors: npt.NDArray[np.float32] = np.zeros((16, 2, dim), dtype=np.float32)
-        self._has_vector: npt.NDArray[np.bool_] = np.zeros(16, dtype=np.bool_)
-        self._vector_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._query_cache: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._all_slots: npt.NDArray[np.intp] | None = None
-        self._examples = ExampleSet(dim)
+        self._records = CatalogRecords()
+        self._lock = self._records.lock
+        self._examples = ExampleSet(embedder.dim if embedder is not None else 0)
+        self._vectors = CatalogVectors(embedder, self._records, self._examples)
+        self._search = CatalogSearch(self._records, self._vectors, ranking)
         self._learned: dict[str, tuple[str, ...]] = {}
         self._unsubscribe: Callable[[], None] | None = registry.subscribe(self._on_change)
         for name in registry.names():
             self._sync(name)
+
+    # -- the parts' reads and searches --------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def entry(self, name: str) -> CatalogEntry | None:
+        """The entry of the tool called ``name``, or ``None``."""
+        return self._records.entry(name)
+
+    def entries(self) -> list[CatalogEntry]:
+        """Every tool's entry, in registration order."""
+        return self._records.entries()
+
+    def categories(self) -> dict[str, int]:
+        """Tool count per category (tools without one under ``"uncategorized"``),
+        sorted by name."""
+        return self._records.categories()
+
+    def actions(self) -> dict[str, int]:
+        """Tool count per declared action, sorted by name."""
+        return self._records.actions()
+
+    def by_category(self) -> dict[str, list[str]]:
+        """The tool names of each category (tools without one under
+        ``"uncategorized"``), categories sorted, tools in registration order."""
+        return self._records.by_category()
+
+    def by_action(self) -> dict[str, list[str]]:
+        """The tool names declaring each action, actions sorted, tools in registration
+        order."""
+        return self._records.by_action()
+
+    def unknown_filters(
+        self, categories: Collection[str] = (), actions: Collection[str] = ()
+    ) -> tuple[list[str], list[str]]:
+        """The given categories and actions that match none (case-insensitively)."""
+        return self._records.unknown_filters(categories, actions)
+
+    async def search(
+        self,
+        query: str = "",
+        *,
+        categories: Collection[str] = (),
+        actions: Collection[str] = (),
+        limit: int = 5,
+        mode: SearchMode | None = None,
+        offset: int = 0,
+    ) -> tuple[list[CatalogEntry], int]:
+        """The best tools for ``query`` among those passing the filters.
+
+        Without a query, the filtered tools in registration order. A category filter
+        keeps tools in any of the categories, an action filter tools with any of the
+        actions; both together keep tools passing both. Names match case-insensitively.
+
+        Args:
+            query: What the caller wants to do, in words (may be empty).
+            categories: Keep only tools in these categories.
+            actions: Keep only tools declaring one of these actions.
+            limit: The most entries to return.
+            mode: Override the index's :class:`Ranking` mode for this search.
+            offset: Skip this many of the best entries (for the next page).
+
+        Returns:
+            The entries, best first, and how many tools passed the filters.
+
+        Raises:
+            SatchelUsageError: An unknown category or action (see
+                :meth:`unknown_filters` to check first).
+        """
+        return await self._search.search(
+            query, categories=categories, actions=actions, limit=limit, mode=mode, offset=offset
+        )
+
+    def score(self, query: str) -> CatalogScores:
+        """Every tool's signals for ``query``, computed in this thread (blocking). For
+        benchmarks and tuning a :class:`Ranking`."""
+        return self._search.score(query)
+
+    async def prepare(self) -> None:
+        """Embed every tool that has no vector yet, in a worker thread (searches do this
+        on demand; call it to pay the cost up front)."""
+        await self._vectors.prepare()
 
     # -- following the registry --------------------------------------------------
 
@@ -114,19 +183,21 @@ class CatalogIndex(CatalogSearch):
         arriving in any order end in the registry's state)."""
         tool = self.registry.get(name)
         with self._lock:
-            current = self._records.get(name)
+            current = self._records.records.get(name)
             if tool is None:
                 if current is not None:
-                    self._drop(current)
-                    del self._records[name]
+                    self._records.drop(current)
+                    self._search.bm25.remove(current.slot)
+                    self._vectors.has_vector[current.slot] = False
                     self._examples.set(name, ())
                 return
             spec = tool.spec
             if current is not None and current.spec is spec:
                 return
-            slot = current.slot if current is not None else self._take_slot(name)
+            slot = current.slot if current is not None else self._records.take_slot(name)
+            self._vectors.fit(slot)
             if current is not None:
-                self._unlink(current)
+                self._records.unlink(current)
             texts = (description_text(spec), name_text(spec))
             record = ToolRecord(
                 slot=slot,
@@ -137,15 +208,10 @@ class CatalogIndex(CatalogSearch):
                 texts=texts,
                 keys=(_key(texts[0]), _key(texts[1])),
             )
-            self._records[name] = record
+            self._records.put(record)
             self._index_text(record)
-            self._by_category.setdefault(record.category, set()).add(name)
-            for action in record.actions:
-                self._by_action.setdefault(action, set()).add(name)
             if current is None or current.keys != record.keys:
-                self._has_vector[slot] = False
-                self._fill_from_cache(record)
-            self._all_slots = None
+                self._vectors.renew(record)
 
     def _index_text(self, record: ToolRecord) -> None:
         """Index ``record``'s BM25 document and examples (its own and the learned ones).
@@ -156,7 +222,7 @@ class CatalogIndex(CatalogSearch):
         terms = document_terms(spec, name_repeat=self.ranking.name_repeat)
         for example in examples:
             terms += tokenize(example)
-        self._bm25.set(record.slot, terms)
+        self._search.bm25.set(record.slot, terms)
 
     # -- learned requests --------------------------------------------------------
 
@@ -171,7 +237,7 @@ class CatalogIndex(CatalogSearch):
                 self._learned[tool] = learned
             else:
                 self._learned.pop(tool, None)
-            record = self._records.get(tool)
+            record = self._records.records.get(tool)
             if record is not None:
                 self._index_text(record)
 
@@ -184,42 +250,3 @@ class CatalogIndex(CatalogSearch):
         """The examples ``tool`` is ranked by: its own, then the learned ones."""
         with self._lock:
             return self._examples.texts(tool)
-
-    # -- slots -------------------------------------------------------------------
-
-    def _take_slot(self, name: str) -> int:
-        if self._free:
-            slot = self._free.pop()
-            self._slots[slot] = name
-        else:
-            slot = len(self._slots)
-            self._slots.append(name)
-        if slot >= len(self._has_vector):
-            size = 2 * len(self._has_vector)
-            vectors = np.zeros((size, *self._vectors.shape[1:]), dtype=np.float32)
-            vectors[: len(self._vectors)] = self._vectors
-            has = np.zeros(size, dtype=np.bool_)
-            has[: len(self._has_vector)] = self._has_vector
-            self._vectors, self._has_vector = vectors, has
-        return slot
-
-    def _unlink(self, record: ToolRecord) -> None:
-        names = self._by_category.get(record.category)
-        if names is not None:
-            names.discard(record.spec.name)
-            if not names:
-                del self._by_category[record.category]
-        for action in record.actions:
-            names = self._by_action.get(action)
-            if names is not None:
-                names.discard(record.spec.name)
-                if not names:
-                    del self._by_action[action]
-
-    def _drop(self, record: ToolRecord) -> None:
-        self._unlink(record)
-        self._bm25.remove(record.slot)
-        self._has_vector[record.slot] = False
-        self._slots[record.slot] = None
-        self._free.append(record.slot)
-        self._all_slots = None

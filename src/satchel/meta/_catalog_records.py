@@ -2,8 +2,10 @@
 :class:`ToolRecord`, its entry, the counts and tool names per category and per action,
 and the filters a search starts from.
 
-:class:`CatalogRecords` is the root of the index's parts (the index is built and kept
-current in :mod:`satchel.meta._catalog`); it holds no state of its own.
+:class:`CatalogRecords` is a part the index holds: it owns the index's lock, the
+records, their slots (a tool's row in the vector arrays and the BM25 index) and the
+by-category and by-action indexes (the index is built and kept current in
+:mod:`satchel.meta._catalog`).
 """
 
 from __future__ import annotations
@@ -47,54 +49,112 @@ def _fold(values: Iterable[str]) -> dict[str, str]:
 
 
 class CatalogRecords:
-    """The reads over the records of :class:`~satchel.meta.CatalogIndex` (see the
-    module docstring); the index supplies the attributes below."""
+    """The records of :class:`~satchel.meta.CatalogIndex` and the reads over them (see
+    the module docstring). ``lock`` guards every part of the index."""
 
-    _lock: threading.RLock
-    _records: dict[str, ToolRecord]
-    _by_category: dict[str, set[str]]
-    _by_action: dict[str, set[str]]
-    _all_slots: npt.NDArray[np.intp] | None
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.records: dict[str, ToolRecord] = {}
+        self.slots: list[str | None] = []
+        self._free: list[int] = []
+        self._by_category: dict[str, set[str]] = {}
+        self._by_action: dict[str, set[str]] = {}
+        self._all_slots: npt.NDArray[np.intp] | None = None
+
+    # -- changes (call with the lock held) --------------------------------------
+
+    def take_slot(self, name: str) -> int:
+        """A free slot for ``name`` (a new one past the end when none is free)."""
+        if self._free:
+            slot = self._free.pop()
+            self.slots[slot] = name
+        else:
+            slot = len(self.slots)
+            self.slots.append(name)
+        return slot
+
+    def put(self, record: ToolRecord) -> None:
+        """Keep ``record`` (its old record, if any, unlinked first) and index it by
+        category and action."""
+        name = record.spec.name
+        self.records[name] = record
+        self._by_category.setdefault(record.category, set()).add(name)
+        for action in record.actions:
+            self._by_action.setdefault(action, set()).add(name)
+        self._all_slots = None
+
+    def unlink(self, record: ToolRecord) -> None:
+        """Take ``record`` out of the by-category and by-action indexes."""
+        names = self._by_category.get(record.category)
+        if names is not None:
+            names.discard(record.spec.name)
+            if not names:
+                del self._by_category[record.category]
+        for action in record.actions:
+            names = self._by_action.get(action)
+            if names is not None:
+                names.discard(record.spec.name)
+                if not names:
+                    del self._by_action[action]
+
+    def drop(self, record: ToolRecord) -> None:
+        """Forget ``record`` and free its slot."""
+        self.unlink(record)
+        del self.records[record.spec.name]
+        self.slots[record.slot] = None
+        self._free.append(record.slot)
+        self._all_slots = None
+
+    def slot_of(self, tool: str) -> int:
+        """``tool``'s slot, or -1."""
+        record = self.records.get(tool)
+        return -1 if record is None else record.slot
+
+    def at(self, slot: int) -> ToolRecord:
+        """The record in ``slot``."""
+        return self.records[self.slots[slot] or ""]
+
+    # -- reads -------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self.records)
 
     def entry(self, name: str) -> CatalogEntry | None:
         """The entry of the tool called ``name``, or ``None``."""
-        record = self._records.get(name)
+        record = self.records.get(name)
         return record.entry if record is not None else None
 
     def entries(self) -> list[CatalogEntry]:
         """Every tool's entry, in registration order."""
-        with self._lock:
-            return [r.entry for r in self._records.values()]
+        with self.lock:
+            return [r.entry for r in self.records.values()]
 
     def categories(self) -> dict[str, int]:
         """Tool count per category (tools without one under ``"uncategorized"``),
         sorted by name."""
-        with self._lock:
+        with self.lock:
             return {c: len(n) for c, n in sorted(self._by_category.items())}
 
     def actions(self) -> dict[str, int]:
         """Tool count per declared action, sorted by name."""
-        with self._lock:
+        with self.lock:
             return {a: len(n) for a, n in sorted(self._by_action.items())}
 
     def by_category(self) -> dict[str, list[str]]:
         """The tool names of each category (tools without one under
         ``"uncategorized"``), categories sorted, tools in registration order."""
-        with self._lock:
+        with self.lock:
             return {
-                c: [n for n in self._records if n in names]
+                c: [n for n in self.records if n in names]
                 for c, names in sorted(self._by_category.items())
             }
 
     def by_action(self) -> dict[str, list[str]]:
         """The tool names declaring each action, actions sorted, tools in registration
         order."""
-        with self._lock:
+        with self.lock:
             return {
-                a: [n for n in self._records if n in names]
+                a: [n for n in self.records if n in names]
                 for a, names in sorted(self._by_action.items())
             }
 
@@ -102,14 +162,14 @@ class CatalogRecords:
         self, categories: Collection[str] = (), actions: Collection[str] = ()
     ) -> tuple[list[str], list[str]]:
         """The given categories and actions that match none (case-insensitively)."""
-        with self._lock:
+        with self.lock:
             known_c, known_a = _fold(self._by_category), _fold(self._by_action)
         return (
             [c for c in categories if c.casefold() not in known_c],
             [a for a in actions if a.casefold() not in known_a],
         )
 
-    def _candidates(
+    def candidates(
         self, categories: Collection[str], actions: Collection[str]
     ) -> npt.NDArray[np.intp]:
         """Slots of the tools passing the filters, in registration order. Call with the
@@ -117,7 +177,7 @@ class CatalogRecords:
         if not categories and not actions:
             if self._all_slots is None:
                 self._all_slots = np.fromiter(
-                    (r.slot for r in self._records.values()), dtype=np.intp
+                    (r.slot for r in self.records.values()), dtype=np.intp
                 )
             return self._all_slots
         unknown = self.unknown_filters(categories, actions)
@@ -136,4 +196,4 @@ class CatalogRecords:
             by_action = set[str]().union(*(self._by_action[folded[a.casefold()]] for a in actions))
             keep = by_action if keep is None else keep & by_action
         assert keep is not None
-        return np.fromiter((r.slot for n, r in self._records.items() if n in keep), dtype=np.intp)
+        return np.fromiter((r.slot for n, r in self.records.items() if n in keep), dtype=np.intp)

@@ -3,8 +3,8 @@ signals (:class:`~satchel.meta.CatalogScores`), and the fusion
 (:mod:`satchel.meta._ranking`) that orders them.
 
 A search whose vectors are all at hand runs on the caller's thread; one that must
-embed first runs in a worker thread. :class:`CatalogSearch` is a part of the index (a
-base), kept in its own module; it holds no state of its own.
+embed first runs in a worker thread. :class:`CatalogSearch` is a part the index holds:
+it owns the BM25 index and the ranking, and reads the records and vectors it is given.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
-from satchel.meta._catalog_records import slot_list
+from satchel.meta._catalog_records import CatalogRecords, slot_list
 from satchel.meta._catalog_vectors import CatalogVectors
 from satchel.meta._entry import CatalogEntry, CatalogScores
 from satchel.meta._ranking import Ranking, fuse_scores
@@ -29,16 +29,25 @@ SearchMode = Literal["hybrid", "bm25", "embedding"]
 _MAX_QUERY_CHARS: Final = 2000
 
 
-class CatalogSearch(CatalogVectors):
-    """The search of :class:`~satchel.meta.CatalogIndex` (see the module docstring);
-    the index supplies the attributes below."""
+class CatalogSearch:
+    """The search of :class:`~satchel.meta.CatalogIndex` (see the module docstring).
 
-    ranking: Ranking
-    _bm25: BM25Index
+    Args:
+        records: The tools searched.
+        vectors: Their embeddings (and the examples').
+        ranking: How a query ranks tools.
+    """
+
+    def __init__(self, records: CatalogRecords, vectors: CatalogVectors, ranking: Ranking) -> None:
+        self.ranking = ranking
+        self.bm25 = BM25Index(k1=ranking.k1, b=ranking.b)
+        self._records = records
+        self._vectors = vectors
+        self._lock = records.lock
 
     def _mode(self, mode: SearchMode | None) -> SearchMode:
         chosen = mode or self.ranking.mode
-        return "bm25" if self.embedder is None else chosen
+        return "bm25" if self._vectors.embedder is None else chosen
 
     async def search(
         self,
@@ -87,9 +96,11 @@ class CatalogSearch(CatalogVectors):
         fraction of a millisecond, less than the hop to a worker thread, so it runs on
         the caller's thread."""
         with self._lock:
-            if query not in self._query_cache or (self._examples and self._examples.missing()):
+            examples = self._vectors.examples
+            if not self._vectors.has_query(query) or (examples and examples.missing()):
                 return False
-            return bool(self._has_vector[self._candidates(categories, actions)].all())
+            slots = self._records.candidates(categories, actions)
+            return bool(self._vectors.has_vector[slots].all())
 
     def _search(
         self,
@@ -101,13 +112,13 @@ class CatalogSearch(CatalogVectors):
     ) -> tuple[list[CatalogEntry], int]:
         if query and mode != "bm25":
             with self._lock:
-                slots = self._candidates(categories, actions)
-            self._ensure_vectors(slots)
-            qvec = self._query_vector(query)
+                slots = self._records.candidates(categories, actions)
+            self._vectors.ensure(slots)
+            qvec = self._vectors.query_vector(query)
         else:
             qvec = None
         with self._lock:
-            slots = self._candidates(categories, actions)
+            slots = self._records.candidates(categories, actions)
             total = len(slots)
             start, stop = window
             if not query or not total:
@@ -120,21 +131,19 @@ class CatalogSearch(CatalogVectors):
                 if mode == "bm25" or scores.description is None:
                     order = order[scores.bm25[order] > 0]
                 chosen = slots[order]
-            return [self._records[self._slots[s] or ""].entry for s in slot_list(chosen)], total
-
-    def _slot_of(self, tool: str) -> int:
-        record = self._records.get(tool)
-        return -1 if record is None else record.slot
+            return [self._records.at(s).entry for s in slot_list(chosen)], total
 
     def _boost_exact(
         self, query: str, slots: npt.NDArray[np.intp], fused: npt.NDArray[np.float32]
     ) -> None:
         """Put first the tools one of whose examples is exactly ``query``. Call with
         the lock held."""
-        tools = self._examples.exact(query) if self._examples else []
+        examples = self._vectors.examples
+        tools = examples.exact(query) if examples else []
         if not tools:
             return
-        wanted = {self._records[t].slot for t in tools if t in self._records}
+        records = self._records.records
+        wanted = {records[t].slot for t in tools if t in records}
         hit = np.fromiter((int(s) in wanted for s in slots), dtype=np.bool_, count=len(slots))
         if bool(hit.any()):
             fused[hit] += float(np.abs(fused).max()) * 2 + 1.0
@@ -161,23 +170,25 @@ class CatalogSearch(CatalogVectors):
     ) -> CatalogScores:
         """Every signal for the tools at ``slots``. Call with the lock held."""
         names: list[str] = []  # filled by score() only: searches do not need them
-        bm25 = self._bm25.scores(tokenize(query), len(self._slots))[slots]
+        vectors, has_vector = self._vectors.vectors, self._vectors.has_vector
+        examples = self._vectors.examples
+        bm25 = self.bm25.scores(tokenize(query), len(self._records.slots))[slots]
         if qvec is None:
             return CatalogScores(names=names, bm25=bm25, description=None, name=None)
-        size, width = len(self._slots), self._vectors.shape[1]
+        size, width = len(self._records.slots), vectors.shape[1]
         # One row-wise dot product over a 2-D view (no copy). np.vecdot, not ``@``:
         # OpenBLAS runs a product this size on all its threads, which then spin and take
         # the cores the next query's embedding needs (CPU per discovery went from 6 to
         # 15 ms on 2 cores); vecdot stays on this thread and is as fast (bench/README.md).
-        flat = np.vecdot(self._vectors[:size].reshape(size * width, -1), qvec)
+        flat = np.vecdot(vectors[:size].reshape(size * width, -1), qvec)
         cosine = flat.reshape(size, width)[slots].astype(np.float32, copy=False)
-        cosine[~self._has_vector[slots]] = 0.0
+        cosine[~has_vector[slots]] = 0.0
         description = cosine[:, 0].copy()
         example = None
-        if self._examples:
+        if examples:
             full = flat.reshape(size, width)[:, 0].astype(np.float32)
-            full[~self._has_vector[:size]] = 0.0
-            best = self._examples.scores(qvec, self._slot_of, full)
+            full[~has_vector[:size]] = 0.0
+            best = examples.scores(qvec, self._records.slot_of, full)
             example = None if best is None else best[slots]
         return CatalogScores(
             names=names,
@@ -192,13 +203,13 @@ class CatalogSearch(CatalogVectors):
         benchmarks and tuning a :class:`Ranking`."""
         qvec = None
         query = " ".join(query.split())[:_MAX_QUERY_CHARS]
-        if self.embedder is not None:
+        if self._vectors.embedder is not None:
             with self._lock:
-                slots = self._candidates((), ())
-            self._ensure_vectors(slots)
-            qvec = self._query_vector(query)
+                slots = self._records.candidates((), ())
+            self._vectors.ensure(slots)
+            qvec = self._vectors.query_vector(query)
         with self._lock:
-            slots = self._candidates((), ())
+            slots = self._records.candidates((), ())
             scores = self._scores(query, slots, qvec)
-            scores.names.extend(self._slots[s] or "" for s in slot_list(slots))
+            scores.names.extend(self._records.slots[s] or "" for s in slot_list(slots))
             return scores

@@ -21,7 +21,7 @@ from satchel.meta._learning import UsageLearning
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
 from satchel.meta._tools import DiscoverTools, GetToolSchema, InvokeTool
 from satchel.meta._usage import LearnedPair, MemoryUsageStore, UsageStore, catalog_id
-from satchel.registry import RegistryEvent, ToolRegistry, WrapperTool
+from satchel.registry import BaseRegistry, RegistryEvent, ToolRegistry, WrapperTool
 from satchel.schema import Dialect, tool_definition
 from satchel.tools import (
     ArgumentsError,
@@ -169,7 +169,7 @@ class MetaTools:
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: BaseRegistry,
         *,
         broker: PermissionBroker | None = None,
         embedder: Embedder | Literal["default"] | None = "default",

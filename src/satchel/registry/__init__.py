@@ -1,6 +1,8 @@
 """The tool registry and the wrappers that compose around tools and registries."""
 
-from satchel.registry._registry import Mount, RegistryEvent, ToolRegistry
+from satchel.registry._base import BaseRegistry, RegistryEvent
+from satchel.registry._hooks import ContextHook
+from satchel.registry._registry import Mount, ToolRegistry
 from satchel.registry._view import RegistryView, merged
 from satchel.registry._wrappers import (
     WrapperTool,
@@ -13,6 +15,8 @@ from satchel.registry._wrappers import (
 )
 
 __all__ = [
+    "BaseRegistry",
+    "ContextHook",
     "Mount",
     "RegistryEvent",
     "RegistryView",

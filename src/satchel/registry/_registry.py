@@ -1,50 +1,35 @@
-""":class:`ToolRegistry`: the thread-safe set of tools an agent can call.
+""":class:`ToolRegistry`: the thread-safe set of tools an agent can call, and the
+registrations that change it.
 
-Reads never take a lock: the name → tool table is replaced whole on every change
-(copy-on-write), so a lookup sees either the old table or the new one. Changes are
-serialised by one lock, and listeners hear of them after it is released.
+The reads (lookup, schemas, calls, listeners) are :class:`~satchel.registry.BaseRegistry`'s,
+which every registry shares; this module adds registering, replacing, unregistering and
+pinning versions, each a copy-on-write change of the tables.
 """
 
 from __future__ import annotations
 
-import asyncio
-import difflib
 import inspect
-import logging
-import threading
 import warnings
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Literal, Protocol, Unpack, runtime_checkable
-
-import anyio
+from typing import Any, Protocol, Unpack, runtime_checkable
 
 from satchel._errors import SatchelUsageError
-from satchel.registry._schemas import definitions
-from satchel.registry._versions import VersionedTool, split_version, version_alias, version_key
-from satchel.schema import DIALECTS, Dialect
+from satchel.registry._base import BaseRegistry, RegistryEvent
+from satchel.registry._versions import VersionedTool, split_version, version_key
 from satchel.tools import (
-    ArgumentsError,
     BaseTool,
-    ErrorInfo,
     FunctionTool,
     RawTool,
     ToolAnnotations,
     ToolContext,
+    ToolLookup,
     ToolOptions,
-    ToolResult,
     ToolSpec,
     check_version,
-    decode_arguments,
-    result_from_exception,
 )
 
 __all__ = ["Mount", "RegistryEvent", "ToolRegistry"]
-
-logger = logging.getLogger("satchel.registry")
-
-_DEFAULT_CONTEXT = ToolContext()
 
 
 @runtime_checkable
@@ -93,15 +78,7 @@ class Mount(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class RegistryEvent:
-    """A change to a registry, as told to its listeners."""
-
-    kind: Literal["added", "replaced", "removed"]
-    name: str
-
-
-class ToolRegistry:
+class ToolRegistry(BaseRegistry):
     """A set of tools with unique names, safe to use from many threads and tasks.
 
     Args:
@@ -121,14 +98,9 @@ class ToolRegistry:
         *,
         context: ToolContext | None = None,
     ) -> None:
-        self._lock = threading.RLock()
-        self._tools: dict[str, BaseTool] = {}
-        self._listeners: list[Callable[[RegistryEvent], None]] = []
-        self._versions: dict[str, dict[str, BaseTool]] = {}  # name -> version -> tool
+        super().__init__(context=context)
         self._pins: dict[str, str] = {}  # name -> the version the bare name calls
-        self._lookup: ToolRegistry = self  # where bound tools and `requires` look
-        self._schema_cache: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self.context = context or _DEFAULT_CONTEXT
+        self._lookup: ToolLookup = self  # where bound tools and `requires` look
         for item in tools:
             self.register(item)
 
@@ -306,32 +278,6 @@ class ToolRegistry:
             self._commit(table, self._versions)
         self._emit(RegistryEvent("replaced", name))
 
-    def subscribe(self, listener: Callable[[RegistryEvent], None]) -> Callable[[], None]:
-        """Call ``listener`` after every change; returns a function that unsubscribes."""
-        with self._lock:
-            self._listeners = [*self._listeners, listener]
-
-        def unsubscribe() -> None:
-            with self._lock:
-                self._listeners = [x for x in self._listeners if x is not listener]
-
-        return unsubscribe
-
-    def _commit(
-        self, table: dict[str, BaseTool], versions: dict[str, dict[str, BaseTool]] | None = None
-    ) -> None:
-        self._tools = table
-        if versions is not None:
-            self._versions = versions
-        self._schema_cache = {}
-
-    def _emit(self, event: RegistryEvent) -> None:
-        for listener in self._listeners:
-            try:
-                listener(event)
-            except Exception:  # a listener's bug must not break registration
-                logger.exception("registry listener failed on %s", event)
-
     @staticmethod
     def _coerce(tool: BaseTool | Callable[..., Any]) -> BaseTool:
         if isinstance(tool, BaseTool):
@@ -344,105 +290,6 @@ class ToolRegistry:
         if callable(tool):
             return FunctionTool(tool)
         raise SatchelUsageError(f"Cannot register {tool!r}: not a tool or a function.")
-
-    # -- reads -----------------------------------------------------------------
-
-    def get(self, name: str) -> BaseTool | None:
-        """The tool called ``name``, or ``None``.
-
-        ``name@version`` is that version of a versioned tool, and its listed alias
-        (``name_v1``, see :meth:`schemas`) is too; the bare name is the default version.
-        """
-        tool = self._tools.get(name)
-        if tool is not None or not self._versions:
-            return tool
-        base, ver = split_version(name)
-        if ver is not None:
-            return self._versions.get(base, {}).get(ver)
-        base, sep, _ = name.rpartition("_v")
-        for found, item in self._versions.get(base, {}).items() if sep else ():
-            if version_alias(base, found) == name:
-                return item
-        return None
-
-    def versions(self, name: str) -> dict[str, BaseTool]:
-        """Every version of the tool ``name``, oldest first (``{}`` for a tool without
-        versions)."""
-        return dict(self._versions.get(split_version(name)[0], {}))
-
-    def default_version(self, name: str) -> str | None:
-        """The version the bare ``name`` calls, or ``None``."""
-        tool = self._tools.get(name)
-        return None if tool is None else tool.spec.version
-
-    def names(self) -> list[str]:
-        """Every tool's name, in registration order."""
-        return list(self._tools)
-
-    def specs(self) -> list[ToolSpec]:
-        """Every tool's :class:`ToolSpec`, in registration order."""
-        return [t.spec for t in self._tools.values()]
-
-    def tools(self) -> list[BaseTool]:
-        """Every tool, in registration order."""
-        return list(self._tools.values())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
-    def __len__(self) -> int:
-        return len(self._tools)
-
-    def __iter__(self) -> Iterator[BaseTool]:
-        return iter(list(self._tools.values()))
-
-    def suggest(self, name: str, n: int = 3) -> list[str]:
-        """The registered names closest to ``name`` (for "did you mean")."""
-        names = list(self._tools)
-        close = difflib.get_close_matches(name, names, n=n, cutoff=0.5)
-        if len(close) < n:
-            lowered = name.lower()
-            close += [x for x in names if lowered and lowered in x.lower() and x not in close]
-        return close[:n]
-
-    def schemas(
-        self, dialect: Dialect = "openai", *, versions: Literal["default", "all"] = "default"
-    ) -> list[dict[str, Any]]:
-        """Every tool's definition in a provider's own shape.
-
-        A tool that one dialect cannot express (for example a parameter name Gemini
-        refuses) is left out of that dialect's list with a warning naming it, so one
-        tool never stops a whole registry from being served.
-
-        Args:
-            dialect: ``"openai"``, ``"openai-strict"``, ``"anthropic"``, ``"gemini"`` or
-                ``"mcp"``.
-            versions: ``"default"`` lists one version per name (the one the bare name
-                calls); ``"all"`` adds every other version, named ``name_v1`` (providers
-                refuse ``@``). MCP definitions carry the version in ``_meta``.
-        """
-        cache = self._schema_cache
-        cached: list[dict[str, Any]] | None = cache.get((dialect, versions))
-        if cached is None:
-            if dialect not in DIALECTS:
-                raise SatchelUsageError(
-                    f"Unknown schema dialect {dialect!r}; choose one of {', '.join(DIALECTS)}.",
-                    details={"dialect": repr(dialect)},
-                )
-            cached = definitions(self._tools, self._versions, dialect, versions)
-            cache[(dialect, versions)] = cached
-        return cached
-
-    def usage_rules(self) -> str:
-        """``## Tool Usage Rules`` and one ``- name: rule`` line per tool that has a
-        rule, in registration order; ``""`` when no tool has one."""
-        lines = [f"- {t.spec.name}: {t.spec.usage_rule}" for t in self if t.spec.usage_rule]
-        lines += [
-            f"- {t.spec.name}: call only after {', '.join(t.spec.requires)} ran in this turn."
-            for t in self
-            if t.spec.requires
-        ]
-        return "## Tool Usage Rules\n" + "\n".join(lines) if lines else ""
 
     def mount_mcp(self, *, prefix: str, **options: Any) -> Mount:
         """Deprecated: use ``satchel.mcp.mount_mcp(registry, prefix=..., ...)``.
@@ -462,53 +309,3 @@ class ToolRegistry:
         from satchel.mcp import mount_mcp  # the MCP SDK loads only when used
 
         return mount_mcp(self, prefix=prefix, **options)
-
-    # -- calls -----------------------------------------------------------------
-
-    async def call(self, name: str, args: Any = None, ctx: ToolContext | None = None) -> ToolResult:
-        """Validate and run one tool call. Never raises for a model's or a tool's error.
-
-        Args:
-            name: The tool's name.
-            args: The arguments: a dict, a JSON object as text, or ``None``.
-            ctx: The caller's context (defaults to the registry's).
-        """
-        tool = self._tools.get(name) or self.get(name)
-        if tool is None:
-            return self._unknown(name)
-        if type(args) is not dict:
-            try:
-                args = decode_arguments(args)
-            except ArgumentsError as exc:
-                return ToolResult(name, error=exc.error)
-        try:
-            return await tool.call(args, ctx or self.context)  # pyright: ignore[reportUnknownArgumentType]
-        except Exception as exc:  # a BaseTool that broke its own contract
-            return result_from_exception(name, exc)
-
-    def call_sync(self, name: str, args: Any = None, ctx: ToolContext | None = None) -> ToolResult:
-        """:meth:`call` from synchronous code.
-
-        Raises:
-            SatchelUsageError: called from inside a running event loop (``await
-                call()`` there instead).
-        """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return anyio.run(self.call, name, args, ctx)
-        raise SatchelUsageError(
-            "call_sync() cannot run inside a running event loop; use `await registry.call(...)`."
-        )
-
-    def _unknown(self, name: str) -> ToolResult:
-        close = self.suggest(str(name))
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return ToolResult(
-            str(name),
-            error=ErrorInfo(
-                "unknown_tool",
-                f"There is no tool called {name!r}.{hint}",
-                {"suggestions": close},
-            ),
-        )

@@ -7,7 +7,12 @@ source however many layers deep, and nothing above it writes a "follow the chang
 loop. Only the changed tool is wrapped again: a wrapper with state (a rate limit's
 token bucket) keeps it for the tools that did not change.
 
-Tools are registered on the source; a view refuses ``register`` and ``unregister``.
+A view is read-only (a :class:`~satchel.registry.BaseRegistry`, not a
+:class:`~satchel.ToolRegistry`): tools are registered on the source, and a view's
+``register`` and ``unregister`` only say so. :func:`merged` is the exception that takes
+registrations: a :class:`~satchel.ToolRegistry` that also follows other registries.
+Both hold a follower (the sources and which tool is shown under which name) and hand it
+copies of their tables to change.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from satchel._errors import SatchelUsageError
-from satchel.registry._registry import RegistryEvent, ToolRegistry
+from satchel.registry._base import BaseRegistry, RegistryEvent, Tables
+from satchel.registry._registry import ToolRegistry
 from satchel.tools import BaseTool
 
 __all__ = ["RegistryView", "merged"]
@@ -28,8 +34,90 @@ Wrap = Callable[[BaseTool], BaseTool | None]
 """What a view does to each source tool: the tool to show, or ``None`` to hide it."""
 
 
-class RegistryView(ToolRegistry):
-    """A live view of one or more registries, each tool passed through ``wrap``.
+class _Follower:
+    """Which source tool a view shows under which name, and how one source change
+    changes the view's tables. It holds the sources and the bookkeeping; the registry
+    it serves holds the tables and hands copies in."""
+
+    def __init__(self, sources: Sequence[BaseRegistry], wrap: Wrap) -> None:
+        self.sources = tuple(sources)
+        self._wrap = wrap
+        self._shown: dict[tuple[int, str], str] = {}  # (source index, source name) -> name
+        self._owner: dict[str, tuple[int, str]] = {}  # the reverse
+
+    def owner(self, name: str) -> int | None:
+        """The index of the source the view's ``name`` comes from, or ``None``."""
+        found = self._owner.get(name)
+        return None if found is None else found[0]
+
+    def fill(self, tables: Tables) -> list[RegistryEvent]:
+        """Put every source tool in ``tables``."""
+        for index, source in enumerate(self.sources):
+            for tool in source:
+                self._place(tables, index, tool.spec.name, tool)
+        return []
+
+    def _place(self, tables: Tables, index: int, name: str, tool: BaseTool) -> None:
+        """Show ``tool`` (source ``index``'s ``name``) in the table, wrapped, and its
+        other versions in the versions table."""
+        table, versions = tables
+        shown = self._wrap(tool)
+        if shown is None:
+            return
+        view_name = shown.spec.name
+        owner = self._owner.get(view_name)
+        if owner is not None and owner != (index, name):
+            if owner[0] < index:
+                logger.warning(
+                    "the tool %r is defined by two registries; the view keeps the first",
+                    view_name,
+                )
+                return
+            del self._shown[owner]  # an earlier source takes the name over
+            versions.pop(view_name, None)
+        table[view_name] = shown
+        held = self.sources[index].versions(name)
+        if held:
+            entry: dict[str, BaseTool] = {}
+            for version, item in held.items():
+                wrapped = shown if item is tool else self._wrap(item)
+                if wrapped is not None:
+                    entry[version] = wrapped
+            versions[view_name] = entry
+        self._shown[(index, name)] = view_name
+        self._owner[view_name] = (index, name)
+
+    def follow(self, tables: Tables, index: int, event: RegistryEvent) -> list[RegistryEvent]:
+        """Apply one change of source ``index`` to ``tables``; the events the view's
+        listeners hear of it."""
+        table, versions = tables
+        before = self._shown.pop((index, event.name), None)
+        if before is not None:
+            table.pop(before, None)
+            versions.pop(before, None)
+            del self._owner[before]
+        tool = None if event.kind == "removed" else self.sources[index].get(event.name)
+        if tool is not None:
+            self._place(tables, index, event.name, tool)
+        after = self._shown.get((index, event.name))
+        if before is not None and before not in table:  # another source may have it
+            for other, source in enumerate(self.sources):
+                hidden = source.get(event.name) if other != index else None
+                if hidden is not None:
+                    self._place(tables, other, event.name, hidden)
+                    after = self._shown.get((other, event.name))
+                    break
+        events: list[RegistryEvent] = []
+        if before is not None and before != after:
+            events.append(RegistryEvent("removed", before))
+        if after is not None:
+            events.append(RegistryEvent("replaced" if after == before else "added", after))
+        return events
+
+
+class RegistryView(BaseRegistry):
+    """A live, read-only view of one or more registries, each tool passed through
+    ``wrap``.
 
     Args:
         sources: The registries shown, in order. A name two sources define is shown
@@ -42,39 +130,27 @@ class RegistryView(ToolRegistry):
         >>> registry.register(multiply)  # "multiply" is in ``shown`` too, if it is math
     """
 
-    def __init__(self, sources: Sequence[ToolRegistry], wrap: Wrap) -> None:
+    def __init__(self, sources: Sequence[BaseRegistry], wrap: Wrap) -> None:
         if not sources:
             raise SatchelUsageError("A registry view needs at least one source registry.")
         super().__init__(context=sources[0].context)
-        self._sources = tuple(sources)
-        self._wrap = wrap
-        self._shown: dict[tuple[int, str], str] = {}  # (source index, source name) -> name
-        self._owner: dict[str, tuple[int, str]] = {}  # the reverse
-        for index, source in enumerate(self._sources):
-            source.subscribe(lambda event, i=index: self._follow(i, event))
-        with self._lock:
-            table: dict[str, BaseTool] = {}
-            versions: dict[str, dict[str, BaseTool]] = {}
-            for index, source in enumerate(self._sources):
-                for tool in source:
-                    self._place(table, versions, index, tool.spec.name, tool)
-            self._commit(table, versions)
+        self._follower = _Follower(sources, wrap)
+        for index, source in enumerate(sources):
+            source.subscribe(
+                lambda event, i=index: self._change(
+                    lambda tables: self._follower.follow(tables, i, event)
+                )
+            )
+        self._change(self._follower.fill)
 
     @property
-    def sources(self) -> tuple[ToolRegistry, ...]:
+    def sources(self) -> tuple[BaseRegistry, ...]:
         """The registries this view shows."""
-        return self._sources
+        return self._follower.sources
 
-    def register(
-        self,
-        tool: BaseTool | Callable[..., Any],
-        *,
-        replace: bool = False,
-        version: str | None = None,
-        deprecated: str | None = None,
-        default: bool = False,
-    ) -> BaseTool:
-        """Refused: register on the source registry, and the view follows.
+    def register(self, tool: BaseTool | Callable[..., Any], **options: Any) -> BaseTool:
+        """Refused: a view takes no tools; register on the source registry, and the
+        view follows.
 
         Raises:
             SatchelUsageError: always.
@@ -95,81 +171,24 @@ class RegistryView(ToolRegistry):
             "registry and the view follows."
         )
 
-    def _place(
-        self,
-        table: dict[str, BaseTool],
-        versions: dict[str, dict[str, BaseTool]],
-        index: int,
-        name: str,
-        tool: BaseTool,
-    ) -> None:
-        """Show ``tool`` (source ``index``'s ``name``) in ``table``, wrapped, and its
-        other versions in ``versions``."""
-        shown = self._wrap(tool)
-        if shown is None:
-            return
-        view_name = shown.spec.name
-        owner = self._owner.get(view_name)
-        if owner is not None and owner != (index, name):
-            if owner[0] < index:
-                logger.warning(
-                    "the tool %r is defined by two registries; the view keeps the first",
-                    view_name,
-                )
-                return
-            del self._shown[owner]  # an earlier source takes the name over
-            versions.pop(view_name, None)
-        table[view_name] = shown
-        held = self._sources[index].versions(name)
-        if held:
-            entry: dict[str, BaseTool] = {}
-            for version, item in held.items():
-                wrapped = shown if item is tool else self._wrap(item)
-                if wrapped is not None:
-                    entry[version] = wrapped
-            versions[view_name] = entry
-        self._shown[(index, name)] = view_name
-        self._owner[view_name] = (index, name)
 
-    def _follow(self, index: int, event: RegistryEvent) -> None:
-        """Apply one source change and tell this view's listeners."""
-        events: list[RegistryEvent] = []
-        with self._lock:
-            table = dict(self._tools)
-            versions = dict(self._versions)
-            before = self._shown.pop((index, event.name), None)
-            if before is not None:
-                table.pop(before, None)
-                versions.pop(before, None)
-                del self._owner[before]
-            tool = None if event.kind == "removed" else self._sources[index].get(event.name)
-            if tool is not None:
-                self._place(table, versions, index, event.name, tool)
-            after = self._shown.get((index, event.name))
-            if before is not None and before not in table:  # another source may have it
-                for other, source in enumerate(self._sources):
-                    hidden = source.get(event.name) if other != index else None
-                    if hidden is not None:
-                        self._place(table, versions, other, event.name, hidden)
-                        after = self._shown.get((other, event.name))
-                        break
-            self._commit(table, versions)
-        if before is not None and before != after:
-            events.append(RegistryEvent("removed", before))
-        if after is not None:
-            events.append(RegistryEvent("replaced" if after == before else "added", after))
-        for change in events:
-            self._emit(change)
+class _Merged(ToolRegistry):
+    """Several registries shown together, plus one of its own, which takes
+    registrations (a registry that also follows others; not a view)."""
 
-
-class _Merged(RegistryView):
-    """A view of several registries plus one of its own, which takes registrations."""
-
-    def __init__(self, registries: Sequence[ToolRegistry]) -> None:
+    def __init__(self, registries: Sequence[BaseRegistry]) -> None:
         context = registries[0].context if registries else None
+        super().__init__(context=context)
         self._own = ToolRegistry(context=context)
-        super().__init__([*registries, self._own], lambda tool: tool)
         self._own._lookup = self  # its chains and `requires` see every merged tool
+        self._follower = _Follower([*registries, self._own], lambda tool: tool)
+        for index, source in enumerate(self._follower.sources):
+            source.subscribe(
+                lambda event, i=index: self._change(
+                    lambda tables: self._follower.follow(tables, i, event)
+                )
+            )
+        self._change(self._follower.fill)
 
     def register(
         self,
@@ -182,8 +201,8 @@ class _Merged(RegistryView):
     ) -> BaseTool:
         item = self._coerce(tool).bind(self)
         name = item.spec.name
-        owner = self._owner.get(name)
-        if owner is not None and owner[0] != len(self.sources) - 1:
+        owner = self._follower.owner(name)
+        if owner is not None and owner != len(self._follower.sources) - 1:
             raise SatchelUsageError(
                 f"A tool named {name!r} is already served by one of the merged registries; "
                 "register it under a prefix with satchel.prefixed(), or replace it there."
@@ -196,10 +215,13 @@ class _Merged(RegistryView):
         if self._own.get(name) is not None:
             self._own.unregister(name)
             return
-        super().unregister(name)
+        raise SatchelUsageError(
+            f"This registry is a view of another one; unregister {name!r} from the source "
+            "registry and the view follows."
+        )
 
 
-def merged(*registries: ToolRegistry) -> ToolRegistry:
+def merged(*registries: BaseRegistry) -> ToolRegistry:
     """One registry showing every tool of ``registries``, following their changes.
     Tools registered on it directly are kept in a registry of its own, beside them
     (a name one of ``registries`` serves is refused).

@@ -1,8 +1,9 @@
 """Wrappers: behaviour that composes around a tool, or around every tool of a registry.
 
 Each wrapper is a small :class:`~satchel.tools.BaseTool` holding the one it wraps.
-Applied to a :class:`ToolRegistry`, a wrapper returns a :class:`RegistryView`: a live
-view whose tools are the original's, wrapped, including tools registered later.
+Applied to a registry (any :class:`~satchel.registry.BaseRegistry`), a wrapper returns
+a :class:`RegistryView`: a live, read-only view whose tools are the original's,
+wrapped, including tools registered later.
 
 Example:
     >>> registry.register(with_timeout(registry.get("fetch"), 5.0), replace=True)
@@ -21,7 +22,7 @@ from typing import Any, overload
 import anyio
 
 from satchel._errors import SatchelUsageError
-from satchel.registry._registry import ToolRegistry
+from satchel.registry._base import BaseRegistry
 from satchel.registry._view import RegistryView
 from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec, check_name
 
@@ -54,9 +55,9 @@ class WrapperTool(BaseTool):
 
 
 def _each(
-    target: BaseTool | ToolRegistry, wrap: Callable[[BaseTool], BaseTool]
-) -> BaseTool | ToolRegistry:
-    if isinstance(target, ToolRegistry):
+    target: BaseTool | BaseRegistry, wrap: Callable[[BaseTool], BaseTool]
+) -> BaseTool | RegistryView:
+    if isinstance(target, BaseRegistry):
         return RegistryView([target], wrap)
     return wrap(target)
 
@@ -80,8 +81,8 @@ class _Prefixed(WrapperTool):
 @overload
 def prefixed(target: BaseTool, prefix: str, *, sep: str = "_") -> BaseTool: ...
 @overload
-def prefixed(target: ToolRegistry, prefix: str, *, sep: str = "_") -> ToolRegistry: ...
-def prefixed(target: BaseTool | ToolRegistry, prefix: str, *, sep: str = "_") -> Any:
+def prefixed(target: BaseRegistry, prefix: str, *, sep: str = "_") -> RegistryView: ...
+def prefixed(target: BaseTool | BaseRegistry, prefix: str, *, sep: str = "_") -> Any:
     """Rename a tool (or every tool of a registry) to ``prefix + sep + name``.
 
     Raises:
@@ -90,7 +91,7 @@ def prefixed(target: BaseTool | ToolRegistry, prefix: str, *, sep: str = "_") ->
     return _each(target, lambda t: _Prefixed(t, prefix, sep))
 
 
-def filtered(registry: ToolRegistry, keep: Callable[[ToolSpec], bool]) -> ToolRegistry:
+def filtered(registry: BaseRegistry, keep: Callable[[ToolSpec], bool]) -> RegistryView:
     """A view of ``registry`` showing only the tools whose spec ``keep`` accepts (it is
     asked again whenever a tool is added or replaced).
 
@@ -125,8 +126,8 @@ class _Timeout(WrapperTool):
 @overload
 def with_timeout(target: BaseTool, seconds: float) -> BaseTool: ...
 @overload
-def with_timeout(target: ToolRegistry, seconds: float) -> ToolRegistry: ...
-def with_timeout(target: BaseTool | ToolRegistry, seconds: float) -> Any:
+def with_timeout(target: BaseRegistry, seconds: float) -> RegistryView: ...
+def with_timeout(target: BaseTool | BaseRegistry, seconds: float) -> Any:
     """Stop a call that runs longer than ``seconds`` and return a ``timeout`` error.
 
     An async tool is cancelled; a sync tool's worker thread is abandoned (it finishes
@@ -178,8 +179,8 @@ class _RateLimited(WrapperTool):
 @overload
 def with_rate_limit(target: BaseTool, calls: int, per_seconds: float) -> BaseTool: ...
 @overload
-def with_rate_limit(target: ToolRegistry, calls: int, per_seconds: float) -> ToolRegistry: ...
-def with_rate_limit(target: BaseTool | ToolRegistry, calls: int, per_seconds: float) -> Any:
+def with_rate_limit(target: BaseRegistry, calls: int, per_seconds: float) -> RegistryView: ...
+def with_rate_limit(target: BaseTool | BaseRegistry, calls: int, per_seconds: float) -> Any:
     """Allow at most ``calls`` calls per ``per_seconds`` (per tool); past that, answer
     with a ``retry`` error that says how long to wait. Calls are never queued."""
     return _each(target, lambda t: _RateLimited(t, calls, per_seconds))
@@ -210,10 +211,10 @@ def with_logging(
 ) -> BaseTool: ...
 @overload
 def with_logging(
-    target: ToolRegistry, logger: logging.Logger | None = None, level: int = logging.INFO
-) -> ToolRegistry: ...
+    target: BaseRegistry, logger: logging.Logger | None = None, level: int = logging.INFO
+) -> RegistryView: ...
 def with_logging(
-    target: BaseTool | ToolRegistry,
+    target: BaseTool | BaseRegistry,
     logger: logging.Logger | None = None,
     level: int = logging.INFO,
 ) -> Any:
@@ -238,8 +239,8 @@ class _WriteHook(WrapperTool):
 @overload
 def with_write_hook(target: BaseTool, on_write: Callable[[], None]) -> BaseTool: ...
 @overload
-def with_write_hook(target: ToolRegistry, on_write: Callable[[], None]) -> ToolRegistry: ...
-def with_write_hook(target: BaseTool | ToolRegistry, on_write: Callable[[], None]) -> Any:
+def with_write_hook(target: BaseRegistry, on_write: Callable[[], None]) -> RegistryView: ...
+def with_write_hook(target: BaseTool | BaseRegistry, on_write: Callable[[], None]) -> Any:
     """Call ``on_write()`` after each successful call that may have changed something
     (its tool, or that operation, is not read-only), for example to tell MCP clients
     that the memory resources changed.

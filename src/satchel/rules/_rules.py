@@ -1,10 +1,11 @@
 """Tool rules: one object each that renders into the agent's context *and* constrains
 the run loop (Letta's tool rules, as plain satchel objects).
 
-The loop asks every rule three things about the turn so far (:class:`TurnState`):
-which tools may be offered next (:meth:`ToolRule.allowed`), whether a finished call
-ends the turn (:meth:`ToolRule.ends_turn`), and whether the turn may end now
-(:meth:`ToolRule.blocks_exit`). A call the rules do not allow is never run: the model
+The loop asks every rule four things about the turn so far (:class:`TurnState`):
+which tools may be offered next (:meth:`ToolRule.allowed`), whether a call in the
+batch the model just sent may still run (:meth:`ToolRule.batch_limit`), whether a
+finished call ends the turn (:meth:`ToolRule.ends_turn`), and whether the turn may end
+now (:meth:`ToolRule.blocks_exit`). A call the rules do not allow is never run: the model
 gets a ``denied`` result that says why, and may try again.
 """
 
@@ -71,6 +72,16 @@ class ToolRule:
     def allowed(self, state: TurnState, tools: Collection[str]) -> Collection[str]:
         """The subset of ``tools`` this rule lets the model call next."""
         return tools
+
+    def batch_limit(self, state: TurnState, tool: str) -> str | None:
+        """The limit, in words, that a call of ``tool`` has reached by the calls run
+        so far, or ``None`` to let it run.
+
+        The model may send many calls in one reply, all offered under the rules as
+        they stood before the first ran; the loop asks this before each of them, so a
+        limit holds within the batch too. The default never limits.
+        """
+        return None
 
     def ends_turn(self, tool: str) -> bool | None:
         """Whether a finished call of ``tool`` ends the turn (``None``: no opinion)."""
@@ -174,6 +185,11 @@ class MaxCalls(ToolRule):
         if state.count(self.tool) < self.limit:
             return tools
         return [] if self.tool is None else [t for t in tools if t != self.tool]
+
+    def batch_limit(self, state: TurnState, tool: str) -> str | None:
+        """This rule in words once ``tool`` may not run again this turn: one reply with
+        30 calls runs at most ``limit`` of them."""
+        return None if self.allowed(state, [tool]) else self.render()
 
 
 @dataclass(frozen=True)

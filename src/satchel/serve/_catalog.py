@@ -11,7 +11,7 @@ from satchel._errors import SatchelUsageError
 from satchel.compose import load_chains
 from satchel.consent import PermissionBroker
 from satchel.meta import MetaTools
-from satchel.registry import ToolRegistry, merged, with_write_hook
+from satchel.registry import BaseRegistry, ToolRegistry, merged, with_write_hook
 from satchel.serve._load import load_tools
 from satchel.serve._options import ServeOptions, option_error
 
@@ -37,7 +37,7 @@ def memory_tools(
     global_agent: str | None = None,
     builtins: BuiltinTools | None = None,
     router: MessageRouter | None = None,
-) -> ToolRegistry | None:
+) -> BaseRegistry | None:
     """The built-in memory tools (``context``, ``recall``, ``search``,
     ``send_message``) on ``store``; ``None`` without a store.
 
@@ -68,7 +68,7 @@ def memory_tools(
 def build_catalog(
     options: ServeOptions,
     *,
-    memory: ToolRegistry | None = None,
+    memory: BaseRegistry | None = None,
     toolkit: ToolRegistry | None = None,
 ) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
@@ -87,7 +87,7 @@ def build_catalog(
             defines a replaced name (both with ``details["option"]``), or two sources
             define the same tool name.
     """
-    sources: list[tuple[str, ToolRegistry]] = []
+    sources: list[tuple[str, BaseRegistry]] = []
     if memory is not None:
         sources.append(("the memory tools", memory))
     if toolkit is not None:
@@ -153,7 +153,7 @@ def meta_tools(
 
 def served_registry(
     catalog: ToolRegistry, options: ServeOptions, *, broker: PermissionBroker | None = None
-) -> ToolRegistry:
+) -> BaseRegistry:
     """What clients see: the catalog, or with ``options.lazy`` the meta-tools over it
     and the ``pins`` beside them.
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 
 from satchel._errors import SatchelError
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 from satchel.serve._options import option_error
 from satchel.tools import BaseTool
 
@@ -79,8 +79,8 @@ def _import_module(name: str, option: str) -> object:
         raise option_error(option, f"cannot import {name!r}: {_describe(exc)}") from exc
 
 
-def _as_registry(value: object, target: str) -> ToolRegistry:
-    if isinstance(value, ToolRegistry):
+def _as_registry(value: object, target: str) -> BaseRegistry:
+    if isinstance(value, BaseRegistry):
         return value
     if isinstance(value, BaseTool):
         raise option_error(
@@ -105,7 +105,7 @@ def _as_registry(value: object, target: str) -> ToolRegistry:
     except Exception as exc:  # the boundary: a failing factory is one line
         logger.debug("calling %s failed", target, exc_info=exc)
         raise option_error("--tools", f"calling {target!r} failed: {_describe(exc)}") from exc
-    if not isinstance(made, ToolRegistry):
+    if not isinstance(made, BaseRegistry):
         raise option_error(
             "--tools", f"{target!r} returned {type(made).__name__}, not a ToolRegistry."
         )
@@ -140,7 +140,7 @@ def load_object(target: str, option: str) -> object:
     return value
 
 
-def load_registry(target: str) -> ToolRegistry:
+def load_registry(target: str) -> BaseRegistry:
     """Import the registry that ``--tools`` names.
 
     Args:
@@ -157,7 +157,7 @@ def load_registry(target: str) -> ToolRegistry:
 
 
 def check_replacements(
-    replaced: Sequence[str], registries: Sequence[tuple[str, ToolRegistry]]
+    replaced: Sequence[str], registries: Sequence[tuple[str, BaseRegistry]]
 ) -> None:
     """Each ``--replace`` name must be defined by one of the ``--tools`` registries
     (given as ``(target, registry)``).
@@ -177,8 +177,8 @@ def check_replacements(
 
 
 def load_tools(
-    targets: Sequence[str | ToolRegistry], *, replace: Sequence[str] = ()
-) -> list[tuple[str, ToolRegistry]]:
+    targets: Sequence[str | BaseRegistry], *, replace: Sequence[str] = ()
+) -> list[tuple[str, BaseRegistry]]:
     """The ``--tools`` registries as ``(what names it, registry)``: each target loaded
     with :func:`load_registry` (a registry given itself is taken as it is, named
     ``tools[i]`` after its place), then checked to define every ``replace`` name.

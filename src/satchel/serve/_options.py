@@ -14,7 +14,7 @@ from satchel.memory import DEFAULT_GLOBAL_LABELS, AgentTemplate, MarkdownReport
 
 if TYPE_CHECKING:
     from satchel.channels import ChannelConfig
-    from satchel.registry import ToolRegistry
+    from satchel.registry import BaseRegistry
     from satchel.toolkit import ToolkitConfig
 
 __all__ = ["AUTO_AGENT", "MountSpec", "ServeOptions", "option_error"]
@@ -57,7 +57,7 @@ class ServeOptions:
         lazy=True, http=("127.0.0.1", 8765), token="s3cret")``
     """
 
-    tools: tuple[str | ToolRegistry, ...] = ()
+    tools: tuple[str | BaseRegistry, ...] = ()
     """``--tools``: the registries served beside memory, each a ``MODULE:ATTR`` (or
     ``path/to/file.py:ATTR``) target or a :class:`~satchel.ToolRegistry` itself."""
     chains: tuple[Path, ...] = ()

@@ -18,7 +18,7 @@ from satchel._errors import SatchelUsageError
 from satchel._throttle import LoginThrottle
 from satchel.consent import PermissionBroker, open_approval_store
 from satchel.memory import MemoryStore, Project, open_store
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry, ToolRegistry
 from satchel.serve._catalog import (
     add_chains,
     build_catalog,
@@ -164,7 +164,7 @@ def _memory(
     store: MemoryStore,
     router: MessageRouter,
     on_write: Callable[[], None],
-) -> ToolRegistry | None:
+) -> BaseRegistry | None:
     """The built-in memory tools asked for (none without ``options.memory``)."""
     if not options.memory:
         return None
@@ -219,7 +219,7 @@ async def _served(
     catalog: ToolRegistry,
     broker: PermissionBroker,
     where: str | Path,
-) -> ToolRegistry:
+) -> BaseRegistry:
     """What clients see (:func:`served_registry`); with ``--lazy`` the meta-tools
     learn beside memory and are prepared before the first client."""
     if not options.lazy:
@@ -234,7 +234,7 @@ async def _served(
 async def _server(
     options: ServeOptions,
     store: MemoryStore,
-    served: ToolRegistry,
+    served: BaseRegistry,
     router: MessageRouter,
     broker: PermissionBroker,
     mirrors: ServeMirrors | None,

@@ -152,6 +152,11 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
         self.agenda = agenda
         self.reader = reader
 
+    async def before_context(self, agent: str) -> None:
+        """Move ``agent``'s due reminders into its working memory before an agent
+        renders its context (a :class:`~satchel.registry.ContextHook`)."""
+        await self.agenda.fire_due(agent)
+
     async def execute(
         self,
         params: ReminderSchedule | ReminderList | ReminderCancel | ReminderDismiss,

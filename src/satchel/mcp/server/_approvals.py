@@ -55,7 +55,7 @@ from satchel.consent import (
 )
 from satchel.mcp.server._channel import client_channel
 from satchel.memory import ConsentRequest
-from satchel.registry import RegistryView, ToolRegistry, WrapperTool
+from satchel.registry import BaseRegistry, RegistryView, WrapperTool
 from satchel.tools import BaseTool, ErrorInfo, ToolContext, ToolResult, ToolSpec
 
 __all__ = ["APPROVAL_ARGUMENT", "MemoryConsent", "with_mcp_approval"]
@@ -200,11 +200,11 @@ class _McpApprovalGate(WrapperTool):
 
 
 def with_mcp_approval(
-    registry: ToolRegistry,
+    registry: BaseRegistry,
     broker: PermissionBroker,
     *,
     policy: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE,
-) -> ToolRegistry:
+) -> RegistryView:
     """Gate the calls ``policy`` holds, of every tool of ``registry``, for serving over
     MCP (see the module doc): elicitation when the client supports it, otherwise a
     ``pending_confirmation`` result and an ``approval_id`` argument for the retry.

@@ -14,7 +14,7 @@ from typing import Final
 from satchel.builtin import render_context
 from satchel.mcp.server._prompts import PromptContent, PromptInfo, PromptMessage
 from satchel.memory import MemoryStore
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 from satchel.tools import ToolContext
 
 __all__ = ["MEMORY_PROMPT", "MemoryPrompts"]
@@ -36,7 +36,7 @@ class MemoryPrompts:
         >>> server = create_server(tools, prompts=MemoryPrompts(store, tools))
     """
 
-    def __init__(self, store: MemoryStore, registry: ToolRegistry | None = None) -> None:
+    def __init__(self, store: MemoryStore, registry: BaseRegistry | None = None) -> None:
         self.store = store
         self.registry = registry
 

@@ -23,7 +23,7 @@ from satchel._errors import NotFoundError
 from satchel.builtin import render_context
 from satchel.mcp.server._resources import ResourceContent, ResourceInfo, ResourceTemplateInfo
 from satchel.memory import Block, BlockKind, MemoryStore
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 from satchel.tools import ToolContext
 
 __all__ = ["MemoryResources"]
@@ -46,7 +46,7 @@ class MemoryResources:
         >>> server = create_server(tools, resources=MemoryResources(store, tools))
     """
 
-    def __init__(self, store: MemoryStore, registry: ToolRegistry | None = None) -> None:
+    def __init__(self, store: MemoryStore, registry: BaseRegistry | None = None) -> None:
         self.store = store
         self.registry = registry
 

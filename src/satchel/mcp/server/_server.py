@@ -63,7 +63,7 @@ from satchel.mcp.server._resources import ResourceProvider, ResourceVersions
 from satchel.mcp.server._stdio import DEFAULT_MAX_MESSAGE_BYTES, stdio_transport
 from satchel.mcp.server._watch import DEFAULT_WATCH_INTERVAL, ResourceWatch, watched_by
 from satchel.memory import MemoryStore
-from satchel.registry import ToolRegistry
+from satchel.registry import BaseRegistry
 from satchel.tools import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class SatchelServer:
 
     def __init__(
         self,
-        registry: ToolRegistry,
+        registry: BaseRegistry,
         *,
         name: str = "satchel",
         instructions: str | None = None,
@@ -519,7 +519,7 @@ class SatchelServer:
 
 
 def create_server(
-    registry: ToolRegistry,
+    registry: BaseRegistry,
     *,
     name: str = "satchel",
     instructions: str | None = None,

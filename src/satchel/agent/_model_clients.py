@@ -1,6 +1,7 @@
-"""Model providers: ``openai:MODEL`` through the official ``openai`` SDK (Chat
-Completions, so any OpenAI-compatible server by base URL: vLLM, llama.cpp, Ollama, LM
-Studio, OpenRouter), and :func:`model_from_string` to pick one by name.
+"""Model clients (the wire-format adapters are :mod:`satchel.providers`): ``openai:MODEL``
+through the official ``openai`` SDK (Chat Completions, so any OpenAI-compatible server
+by base URL: vLLM, llama.cpp, Ollama, LM Studio, OpenRouter), and
+:func:`model_from_string` to pick one by name.
 
 The SDK is an optional extra (``pip install 'satchel[openai]'``) imported only when an
 OpenAI model is made. Its errors are mapped to :class:`~satchel.ModelError`, and each
