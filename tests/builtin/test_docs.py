@@ -11,10 +11,12 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "memory.md"
 
 
 def test_the_memory_docs_example_runs(tmp_path: Path) -> None:
-    code = re.search(r"```python\n(.*?)```", DOC.read_text(), re.S)
-    assert code is not None
+    # The built-in tools' example: the block that stores Sam's cat.
+    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    code = [block for block in blocks if "Sam's cat is Miso." in block]
+    assert len(code) == 1
     script = tmp_path / "example.py"
-    script.write_text(code.group(1))
+    script.write_text(code[0])
 
     out = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=60, check=True
