@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from satchel import FunctionTool, RawTool, SatchelUsageError, Tool, ToolContext, ToolRegistry, tool
-from satchel.tools import ToolAnnotations, ToolMetadata, ToolOptions
+from satchel.tools import ToolAnnotations, ToolMetadata, ToolOptions, check_name, check_version
 
 OPTIONS = ToolOptions(
     summary="Removes a note.",
@@ -89,3 +89,23 @@ def test_annotations_for_an_operation_a_raw_tool_lacks_are_refused() -> None:
             run=_raw,
             operation_annotations={"purge": ToolAnnotations(destructive=True)},
         )
+
+
+@pytest.mark.parametrize("value", [2, 2.5, b"v2", ["2"]])
+def test_a_version_that_is_not_a_string_is_refused(value: object) -> None:
+    with pytest.raises(SatchelUsageError, match=r"Tool version .* is invalid"):
+        check_version(value)
+
+
+def test_a_tool_class_with_an_int_version_is_refused_when_it_is_registered() -> None:
+    class Versioned(DropNote):
+        version = 2  # type: ignore[assignment]  # what an untyped subclass may write
+
+    with pytest.raises(SatchelUsageError, match="Tool version 2 is invalid"):
+        ToolRegistry([Versioned()])
+
+
+@pytest.mark.parametrize("value", [None, 7, b"name"])
+def test_a_name_that_is_not_a_string_is_refused(value: object) -> None:
+    with pytest.raises(SatchelUsageError, match="Invalid tool name"):
+        check_name(value)

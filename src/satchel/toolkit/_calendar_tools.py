@@ -208,7 +208,16 @@ def calendar_tools(
         now: The clock (for tests).
     """
     cal = _Calendar(config, store if store is not None else open_calendar_store(config), now)
+    return [
+        _add_calendar_event(cal),
+        _update_calendar_event(cal),
+        _delete_calendar_event(cal),
+        _list_calendar_events(cal),
+        _search_calendar_events(cal),
+    ]
 
+
+def _add_calendar_event(cal: _Calendar) -> BaseTool:
     @tool(
         category="calendar",
         actions=["create"],
@@ -258,6 +267,10 @@ def calendar_tools(
         cal.store.save("event", event, new=True)
         return event_record(event, zone)
 
+    return add_calendar_event
+
+
+def _update_calendar_event(cal: _Calendar) -> BaseTool:
     @tool(
         category="calendar",
         actions=["update"],
@@ -295,37 +308,21 @@ def calendar_tools(
         reader = cal.reader(zone)
         event = cal.event(event_id)
         record = event_record(event, zone)
-        with _within_calendar("start_time"):
-            if start_time is not None or end_time is not None or duration is not None:
-                if start_time is not None:
-                    start, rule = _start_of(reader, start_time, None)
-                else:
-                    old = moment(event, "DTSTART")
-                    if isinstance(old, datetime):
-                        start = When(start=old.astimezone(zone), all_day=False)
-                    elif isinstance(old, date):
-                        start = When(start=datetime.combine(old, time(), zone), all_day=True)
-                    else:
-                        raise ToolRetry("The event has no start; give start_time.")
-                    rule = None
-                end = _end_of(reader, start, end_time, duration)
-                if end is None and start_time is not None:
-                    end = _kept_length(event, start)
-                _set_times(event, start, end, field="end_time" if end_time else "duration")
-                if rule is not None:
-                    _set_rule(event, rule)
+        if start_time is not None or end_time is not None or duration is not None:
+            with _within_calendar("start_time"):
+                _move(event, reader, zone, start_time, end_time, duration)
         if recurrence is not None:
-            stop = not recurrence.strip() or recurrence.strip().lower() in ("none", "never")
-            first = When(start=datetime.fromisoformat(record.start), all_day=record.all_day)
-            _set_rule(
-                event, None if stop else read_recurrence(reader, recurrence, start=first).rule
-            )
+            _repeat(event, reader, record, recurrence)
         _fill(event, title=title, description=description, location=location, attendees=attendees)
         sequence = str(event.get("SEQUENCE", "0"))
         put(event, "SEQUENCE", int(sequence) + 1 if sequence.isdigit() else 1)
         cal.store.save("event", event)
         return event_record(event, zone)
 
+    return update_calendar_event
+
+
+def _delete_calendar_event(cal: _Calendar) -> BaseTool:
     @tool(
         category="calendar",
         actions=["delete"],
@@ -347,6 +344,10 @@ def calendar_tools(
             raise ToolRetry(f"The event {event_id[:100]!r} was already gone.")
         return DeletedEvent(deleted=event_id, title=title)
 
+    return delete_calendar_event
+
+
+def _list_calendar_events(cal: _Calendar) -> BaseTool:
     @tool(
         category="calendar",
         actions=["read"],
@@ -377,6 +378,10 @@ def calendar_tools(
             end = _window_end(reader, time_max, start)
         return _listed(cal.store.between(start, end), zone, start, end, max_results)
 
+    return list_calendar_events
+
+
+def _search_calendar_events(cal: _Calendar) -> BaseTool:
     @tool(
         category="calendar",
         actions=["read", "search"],
@@ -420,13 +425,49 @@ def calendar_tools(
         hits = [e for e in items if all(w in _haystack(e) for w in words)]
         return _listed(hits, zone, start, end, max_results)
 
-    return [
-        add_calendar_event,
-        update_calendar_event,
-        delete_calendar_event,
-        list_calendar_events,
-        search_calendar_events,
-    ]
+    return search_calendar_events
+
+
+def _move(
+    event: icalendar.Component,
+    reader: DateReader,
+    zone: ZoneInfo,
+    start_time: str | None,
+    end_time: str | None,
+    duration: str | None,
+) -> None:
+    """``update_calendar_event``'s new times: a new start keeps the old length unless
+    ``end_time`` or ``duration`` says otherwise; a new end alone keeps the old start."""
+    if start_time is not None:
+        start, rule = _start_of(reader, start_time, None)
+    else:
+        start, rule = _old_start(event, zone), None
+    end = _end_of(reader, start, end_time, duration)
+    if end is None and start_time is not None:
+        end = _kept_length(event, start)
+    _set_times(event, start, end, field="end_time" if end_time else "duration")
+    if rule is not None:
+        _set_rule(event, rule)
+
+
+def _old_start(event: icalendar.Component, zone: ZoneInfo) -> When:
+    """The start ``event`` has now, read in ``zone``."""
+    old = moment(event, "DTSTART")
+    if isinstance(old, datetime):
+        return When(start=old.astimezone(zone), all_day=False)
+    if isinstance(old, date):
+        return When(start=datetime.combine(old, time(), zone), all_day=True)
+    raise ToolRetry("The event has no start; give start_time.")
+
+
+def _repeat(
+    event: icalendar.Component, reader: DateReader, record: CalendarEvent, recurrence: str
+) -> None:
+    """Set (or, for 'none'/'never'/'', clear) the repetition of ``event``, whose start
+    before the update was ``record.start``."""
+    stop = not recurrence.strip() or recurrence.strip().lower() in ("none", "never")
+    first = When(start=datetime.fromisoformat(record.start), all_day=record.all_day)
+    _set_rule(event, None if stop else read_recurrence(reader, recurrence, start=first).rule)
 
 
 def _kept_length(event: icalendar.Component, start: When) -> date | datetime | None:

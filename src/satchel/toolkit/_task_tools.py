@@ -75,6 +75,78 @@ def _due_key(todo: icalendar.Component) -> tuple[int, str, int]:
     return (2 if done else 0, text, _priority(todo))
 
 
+class _Tasks:
+    """What the task tools share: the store, the config and the clock, and the steps
+    every tool takes on a VTODO."""
+
+    def __init__(
+        self, config: ToolkitConfig, store: CalendarStore, now: Callable[[], datetime] | None
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.now = now
+
+    def find(self, task_id: str) -> icalendar.Component:
+        found = self.store.get("todo", task_id)
+        if found is None:
+            raise ToolRetry(
+                f"There is no task with task_id {task_id[:100]!r}. Find it with list_tasks.",
+                details={"field": "task_id", "value": task_id[:100]},
+            )
+        return found
+
+    def list_of(self, todo: icalendar.Component, given: str | None) -> str | None:
+        """The list ``todo`` is on, named as ``list_tasks`` names it."""
+        if given is not None:
+            return given
+        names = self.store.task_lists()
+        if len(names) == 1:
+            return names[0]
+        uid = str(todo.get("UID", ""))
+        for name in names:
+            if any(str(t.get("UID", "")) == uid for t in self.store.items("todo", name)):
+                return name
+        return None
+
+    def record(self, todo: icalendar.Component, given: str | None = None) -> TaskItem:
+        """``todo`` as the tools return it."""
+        return task_record(todo, self.config.zone(), self.list_of(todo, given))
+
+    def set_due(self, todo: icalendar.Component, due: str) -> None:
+        drop(todo, "DUE")
+        if due.strip().lower() in ("", "none"):
+            return
+        when = DateReader(self.config.zone(), now=self.now).when(due, field="due")
+        value: date | datetime = when.day if when.all_day else when.start
+        put(todo, "due", value)
+
+    def marked(self, task_id: str, *, done: bool) -> TaskItem:
+        todo = self.find(task_id)
+        _set_status(todo, done)
+        self.store.save("todo", todo)
+        return self.record(todo)
+
+
+def _set_estimate(todo: icalendar.Component, minutes: int) -> None:
+    put(todo, ESTIMATE, icalendar.vDuration(timedelta(minutes=minutes)))
+
+
+def _touch(todo: icalendar.Component) -> None:
+    stamp = datetime.now(UTC).replace(microsecond=0)
+    put(todo, "dtstamp", stamp)
+    put(todo, "last-modified", stamp)
+
+
+def _set_status(todo: icalendar.Component, done: bool) -> None:
+    for name in ("COMPLETED", "PERCENT-COMPLETE"):
+        drop(todo, name)
+    put(todo, "status", "COMPLETED" if done else "NEEDS-ACTION")
+    if done:
+        put(todo, "completed", datetime.now(UTC).replace(microsecond=0))
+        put(todo, "percent-complete", 100)
+    _touch(todo)
+
+
 def task_tools(
     config: ToolkitConfig,
     *,
@@ -88,58 +160,19 @@ def task_tools(
         store: The store to use instead of the configured one.
         now: The clock (for tests).
     """
-    tasks = store if store is not None else open_calendar_store(config)
+    tasks = _Tasks(config, store if store is not None else open_calendar_store(config), now)
+    return [
+        _create_task(tasks),
+        _update_task(tasks),
+        _mark_task_complete(tasks),
+        _mark_task_incomplete(tasks),
+        _delete_task(tasks),
+        _list_tasks(tasks),
+        _get_task_lists(tasks),
+    ]
 
-    def reader() -> DateReader:
-        return DateReader(config.zone(), now=now)
 
-    def find(task_id: str) -> icalendar.Component:
-        found = tasks.get("todo", task_id)
-        if found is None:
-            raise ToolRetry(
-                f"There is no task with task_id {task_id[:100]!r}. Find it with list_tasks.",
-                details={"field": "task_id", "value": task_id[:100]},
-            )
-        return found
-
-    def list_of(todo: icalendar.Component, given: str | None) -> str | None:
-        """The list ``todo`` is on, named as ``list_tasks`` names it."""
-        if given is not None:
-            return given
-        names = tasks.task_lists()
-        if len(names) == 1:
-            return names[0]
-        uid = str(todo.get("UID", ""))
-        for name in names:
-            if any(str(t.get("UID", "")) == uid for t in tasks.items("todo", name)):
-                return name
-        return None
-
-    def set_due(todo: icalendar.Component, due: str) -> None:
-        drop(todo, "DUE")
-        if due.strip().lower() in ("", "none"):
-            return
-        when = reader().when(due, field="due")
-        value: date | datetime = when.day if when.all_day else when.start
-        put(todo, "due", value)
-
-    def set_estimate(todo: icalendar.Component, minutes: int) -> None:
-        put(todo, ESTIMATE, icalendar.vDuration(timedelta(minutes=minutes)))
-
-    def touch(todo: icalendar.Component) -> None:
-        stamp = datetime.now(UTC).replace(microsecond=0)
-        put(todo, "dtstamp", stamp)
-        put(todo, "last-modified", stamp)
-
-    def set_status(todo: icalendar.Component, done: bool) -> None:
-        for name in ("COMPLETED", "PERCENT-COMPLETE"):
-            drop(todo, name)
-        put(todo, "status", "COMPLETED" if done else "NEEDS-ACTION")
-        if done:
-            put(todo, "completed", datetime.now(UTC).replace(microsecond=0))
-            put(todo, "percent-complete", 100)
-        touch(todo)
-
+def _create_task(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["create"],
@@ -168,13 +201,17 @@ def task_tools(
         if notes:
             put(todo, "description", notes)
         if due is not None:
-            set_due(todo, due)
+            tasks.set_due(todo, due)
         if estimate_minutes is not None:
-            set_estimate(todo, estimate_minutes)
-        set_status(todo, False)
-        tasks.save("todo", todo, task_list, new=True)
-        return task_record(todo, config.zone(), list_of(todo, task_list))
+            _set_estimate(todo, estimate_minutes)
+        _set_status(todo, False)
+        tasks.store.save("todo", todo, task_list, new=True)
+        return tasks.record(todo, task_list)
 
+    return create_task
+
+
+def _update_task(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["update"],
@@ -197,26 +234,24 @@ def task_tools(
             due: The new due date ('next Monday'), or 'none' to clear it.
             estimate_minutes: How long it takes, in minutes.
         """
-        todo = find(task_id)
+        todo = tasks.find(task_id)
         for name, value in (("SUMMARY", title), ("DESCRIPTION", notes)):
             if value is not None:
                 drop(todo, name)
                 if value:
                     put(todo, name, value)
         if due is not None:
-            set_due(todo, due)
+            tasks.set_due(todo, due)
         if estimate_minutes is not None:
-            set_estimate(todo, estimate_minutes)
-        touch(todo)
-        tasks.save("todo", todo)
-        return task_record(todo, config.zone(), list_of(todo, None))
+            _set_estimate(todo, estimate_minutes)
+        _touch(todo)
+        tasks.store.save("todo", todo)
+        return tasks.record(todo)
 
-    def marked(task_id: str, *, done: bool) -> TaskItem:
-        todo = find(task_id)
-        set_status(todo, done)
-        tasks.save("todo", todo)
-        return task_record(todo, config.zone(), list_of(todo, None))
+    return update_task
 
+
+def _mark_task_complete(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["update"],
@@ -229,8 +264,12 @@ def task_tools(
         Args:
             task_id: The task's id, from list_tasks.
         """
-        return marked(task_id, done=True)
+        return tasks.marked(task_id, done=True)
 
+    return mark_task_complete
+
+
+def _mark_task_incomplete(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["update"],
@@ -243,8 +282,12 @@ def task_tools(
         Args:
             task_id: The task's id, from list_tasks.
         """
-        return marked(task_id, done=False)
+        return tasks.marked(task_id, done=False)
 
+    return mark_task_incomplete
+
+
+def _delete_task(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["delete"],
@@ -257,12 +300,16 @@ def task_tools(
         Args:
             task_id: The task's id, from list_tasks.
         """
-        todo = find(task_id)
+        todo = tasks.find(task_id)
         title = str(todo.get("SUMMARY", ""))
-        if not tasks.delete("todo", task_id):
+        if not tasks.store.delete("todo", task_id):
             raise ToolRetry(f"The task {task_id[:100]!r} was already gone.")
         return DeletedTask(deleted=task_id, title=title)
 
+    return delete_task
+
+
+def _list_tasks(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["read"],
@@ -282,16 +329,20 @@ def task_tools(
             show_completed: Include tasks already done.
             max_results: At most this many tasks.
         """
-        names = [task_list] if task_list is not None else tasks.task_lists()
+        names = [task_list] if task_list is not None else tasks.store.task_lists()
         found: list[tuple[icalendar.Component, str]] = []
         for name in names:
-            found += [(t, name) for t in tasks.items("todo", name)]
+            found += [(t, name) for t in tasks.store.items("todo", name)]
         if not show_completed:
             found = [p for p in found if str(p[0].get("STATUS", "")).upper() != "COMPLETED"]
         found.sort(key=lambda p: _due_key(p[0]))
-        zone = config.zone()
+        zone = tasks.config.zone()
         return TaskListing(tasks=[task_record(t, zone, n) for t, n in found[:max_results]])
 
+    return list_tasks
+
+
+def _get_task_lists(tasks: _Tasks) -> BaseTool:
     @tool(
         category="tasks",
         actions=["read"],
@@ -300,14 +351,6 @@ def task_tools(
     )
     def get_task_lists() -> TaskLists:
         """List the user's task lists (pass a name as task_list to the other task tools)."""
-        return TaskLists(task_lists=[TaskList(id=n, title=n) for n in tasks.task_lists()])
+        return TaskLists(task_lists=[TaskList(id=n, title=n) for n in tasks.store.task_lists()])
 
-    return [
-        create_task,
-        update_task,
-        mark_task_complete,
-        mark_task_incomplete,
-        delete_task,
-        list_tasks,
-        get_task_lists,
-    ]
+    return get_task_lists

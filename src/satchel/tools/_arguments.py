@@ -66,12 +66,14 @@ def decode_arguments(args: object) -> dict[str, Any]:
     Raises:
         ArgumentsError: the text is not JSON, or not a JSON object.
     """
+    # isinstance cannot say what a mapping holds; the casts pass the caller's own
+    # mapping (or a JSON object, keyed by strings) on as it is, as they always did
     if isinstance(args, dict):
-        return args  # pyright: ignore[reportUnknownVariableType]
+        return cast("dict[str, Any]", args)
     if args is None:
         return {}
     if isinstance(args, Mapping):
-        return dict(args)  # pyright: ignore[reportUnknownArgumentType]
+        return dict(cast("Mapping[str, Any]", args))
     if isinstance(args, str | bytes | bytearray):
         text = args if isinstance(args, str) else bytes(args).decode("utf-8", "replace")
         if not text.strip():
@@ -88,7 +90,7 @@ def decode_arguments(args: object) -> dict[str, Any]:
                 )
             ) from None
         if isinstance(value, dict):
-            return value  # pyright: ignore[reportUnknownVariableType]
+            return cast("dict[str, Any]", value)
         args = value
     kind = type(args).__name__
     raise ArgumentsError(

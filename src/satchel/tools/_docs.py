@@ -10,7 +10,7 @@ a typed tool through :func:`plain_schema` once, when the tool is made.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 __all__ = ["plain_schema", "plain_text"]
 
@@ -59,19 +59,24 @@ def plain_schema(schema: Any) -> Any:
     """A copy of the JSON schema ``schema`` with every ``description`` passed through
     :func:`plain_text` (values under ``default``, ``examples``, ``const`` and ``enum``
     are data and stay as they are)."""
+    # isinstance cannot say what a JSON value holds: an array of schemas, an object
+    # keyed by strings; the casts say it
     if isinstance(schema, list):
-        return [plain_schema(item) for item in schema]  # pyright: ignore[reportUnknownVariableType]
+        items = cast("list[Any]", schema)
+        return [plain_schema(item) for item in items]
     if not isinstance(schema, dict):
         return schema
+    keywords = cast("dict[str, Any]", schema)
     cleaned: dict[str, Any] = {}
-    for key, value in schema.items():  # pyright: ignore[reportUnknownVariableType]
+    for key, value in keywords.items():
         if key == "description" and isinstance(value, str):
             cleaned[key] = plain_text(value)
         elif key in _DATA_KEYWORDS:
             cleaned[key] = value
         elif key in _NAMED_SCHEMAS and isinstance(value, dict):
             # keys here are field or definition names, never keywords
-            cleaned[key] = {k: plain_schema(v) for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+            named = cast("dict[str, Any]", value)
+            cleaned[key] = {k: plain_schema(v) for k, v in named.items()}
         else:
             cleaned[key] = plain_schema(value)
     return cleaned

@@ -143,12 +143,12 @@ def _input_model(
         doc = params_doc.get(param.name)
         info: FieldInfo = Field(default, description=doc) if doc else Field(default)
         fields[param.name] = (annotation, info)
-    model = create_model(  # pyright: ignore[reportCallIssue,reportUnknownVariableType]
+    model = create_model(
         f"{tool_name}_arguments",
         __config__=ConfigDict(extra="forbid"),
         **fields,
     )
-    return model, ctx_param, tuple(positional)  # pyright: ignore[reportUnknownVariableType]
+    return model, ctx_param, tuple(positional)
 
 
 @overload

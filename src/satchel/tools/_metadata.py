@@ -41,16 +41,17 @@ VERSION_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
 """What a tool version may look like: ``1``, ``2``, ``2.1``, ``2024-06``, ``beta``."""
 
 
-def check_version(version: str | None) -> str | None:
-    """``version`` if it is ``None`` or a valid version string.
+def check_version(version: object) -> str | None:
+    """``version`` if it is ``None`` or a valid version string (any other value, such
+    as the int an untyped caller may set, is refused).
 
     Raises:
-        SatchelUsageError: the version is empty, too long, or has other characters
-            than letters, digits, ``.``, ``_`` and ``-``.
+        SatchelUsageError: the version is not a string, is empty or too long, or has
+            other characters than letters, digits, ``.``, ``_`` and ``-``.
     """
     if version is None:
         return None
-    if not isinstance(version, str) or not VERSION_PATTERN.fullmatch(version):  # pyright: ignore[reportUnnecessaryIsInstance]
+    if not isinstance(version, str) or not VERSION_PATTERN.fullmatch(version):
         raise SatchelUsageError(
             f"Tool version {version!r} is invalid: use up to 32 letters, digits, '.', '_' "
             "or '-', starting with a letter or digit (such as \"2\").",

@@ -11,9 +11,9 @@ import copy
 import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
-from typing import Any, Unpack, cast
+from typing import Any, Protocol, Unpack, cast
 
 import anyio.to_thread
 import jsonschema
@@ -48,6 +48,13 @@ def _path_text(path: Sequence[Any]) -> str:
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+class _Validator(Protocol):
+    """The one part of a jsonschema validator a raw tool calls: its stubs type
+    ``iter_errors`` with a deprecated second overload whose ``instance`` is unknown."""
+
+    def iter_errors(self, instance: Any) -> Iterator[JsonSchemaValidationError]: ...
 
 
 class RawTool(BaseTool):
@@ -96,7 +103,7 @@ class RawTool(BaseTool):
                 raise SchemaError(
                     f"Tool {name!r}: the parameters are not a valid JSON schema: {exc.message}"
                 ) from exc
-        self._validator = jsonschema.Draft202012Validator(validate_against)
+        self._validator: _Validator = jsonschema.Draft202012Validator(validate_against)
         self._run = run
         self._is_async = inspect.iscoroutinefunction(run)
         self._spec = build_spec(
@@ -114,9 +121,7 @@ class RawTool(BaseTool):
         return self._spec
 
     def _errors(self, args: dict[str, Any]) -> list[JsonSchemaValidationError]:
-        found: list[JsonSchemaValidationError] = list(
-            self._validator.iter_errors(args)  # pyright: ignore[reportUnknownMemberType]
-        )
+        found: list[JsonSchemaValidationError] = list(self._validator.iter_errors(args))
         return sorted(found, key=lambda e: [str(p) for p in e.absolute_path])
 
     def _coerce(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -124,7 +124,8 @@ class ToolSpec(BaseModel):
         """The annotations that apply to a call with ``args`` (an operation's own, when
         the tool has operations and ``args`` names one)."""
         if self.operations and isinstance(args, dict):
-            op = self.operations.get(str(args.get("operation")))  # pyright: ignore[reportUnknownMemberType,reportUnknownArgumentType]
+            named = cast("dict[str, Any]", args)  # what isinstance cannot say
+            op = self.operations.get(str(named.get("operation")))
             if op is not None:
                 return op.annotations
         return self.annotations

@@ -154,10 +154,10 @@ def build_plan(
     )
 
 
-def check_name(name: str) -> None:
-    """Raise :class:`SatchelUsageError` unless ``name`` matches
-    ``^[A-Za-z0-9_-]{1,64}$``."""
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):  # pyright: ignore[reportUnnecessaryIsInstance]
+def check_name(name: object) -> None:
+    """Raise :class:`SatchelUsageError` unless ``name`` is a string matching
+    ``^[A-Za-z0-9_-]{1,64}$`` (it takes any value, as untyped callers may pass one)."""
+    if not isinstance(name, str) or not NAME_PATTERN.match(name):
         raise SatchelUsageError(
             f"Invalid tool name {name!r}: names must match ^[A-Za-z0-9_-]{{1,64}}$ "
             "(letters, digits, '_' and '-', at most 64 characters, prefix included)."
@@ -314,7 +314,7 @@ class Tool(BaseTool, Generic[InT, OutT]):
 
     def _build_plan(self) -> TypedPlan:
         cls = type(self)
-        if cls.execute is Tool.execute:  # pyright: ignore[reportUnknownMemberType]
+        if cls.execute is Tool[Any, Any].execute:  # the alias reads Tool's own function
             raise SatchelUsageError(f"{cls.__name__} must implement execute()")
         name = getattr(self, "name", None)
         if not name:
@@ -369,8 +369,9 @@ class Tool(BaseTool, Generic[InT, OutT]):
         except ValidationError:
             return await run_plan(plan.spec.name, plan, args, ctx, self.execute, True)
         try:
-            out: Any = await self.execute(params, ctx)  # pyright: ignore[reportGeneralTypeIssues,reportUnknownVariableType]
-            if type(out) is not plan.exact_output:  # pyright: ignore[reportUnknownArgumentType]
+            # _is_async: execute is a coroutine function, so what it returns is awaitable
+            out: Any = await cast("Awaitable[OutT]", self.execute(params, ctx))
+            if type(out) is not plan.exact_output:
                 out = plan.check_output(out)
         except Exception as exc:  # the boundary: every tool failure becomes a result
             return failure_result(plan.spec.name, exc)
