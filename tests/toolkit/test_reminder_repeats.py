@@ -167,3 +167,30 @@ async def test_a_weekly_reminder_without_an_end_keeps_its_interval_and_wall_time
         seen += [r.local_due() for r in await kit.agenda.fire_due("ada")]
     assert seen == [first + timedelta(weeks=w) for w in (0, 2, 4, 6)]
     assert all(moment.hour == 9 for moment in seen)
+
+
+@pytest.mark.parametrize("repeat", ["daily", "every day for 3 times"])
+async def test_a_daily_reminder_said_after_nine_starts_tomorrow_and_counts_from_there(
+    kit: Setup, repeat: str
+) -> None:
+    assert kit.clock.now.hour == 10  # today's 09:00 has gone
+    out = await kit.ok(
+        "schedule_reminder", {"operation": "schedule", "message": "Pills", "repeat": repeat}
+    )
+    [view] = out.reminders
+    assert view.due == datetime(2026, 10, 22, 9, 0, tzinfo=PARIS)
+    fired = await _fire_daily(kit, range(22, 26))
+    expected = (22, 23, 24) if "3 times" in repeat else (22, 23, 24, 25)
+    assert fired == _at_nine(*expected)
+
+
+async def test_a_repeating_reminder_whose_rule_has_ended_is_a_retry_naming_repeat(
+    kit: Setup,
+) -> None:
+    error = await kit.error(
+        "schedule_reminder",
+        {"operation": "schedule", "message": "Pills", "repeat": "every day until today"},
+    )
+    assert error.kind == "retry"
+    assert error.details["field"] == "repeat"
+    assert await kit.agenda.reminders("ada") == []
