@@ -128,6 +128,24 @@ async def test_every_other_friday_skips_a_week(tools: ToolRegistry) -> None:
     assert [e["start"][:10] for e in events] == ["2026-11-27", "2026-12-11", "2026-12-25"]
 
 
+@pytest.mark.parametrize(
+    ("recurrence", "days"),
+    [
+        ("every day at 9am for 3 times", ["2026-11-25", "2026-11-26", "2026-11-27"]),
+        ("every day at 9am until November 27 at 10am", ["2026-11-25", "2026-11-26", "2026-11-27"]),
+        ("every day at 9am until November 27 at 8am", ["2026-11-25", "2026-11-26"]),
+    ],
+)
+async def test_a_repeating_event_ends_at_its_count_or_until_counted_from_its_start(
+    tools: ToolRegistry, recurrence: str, days: list[str]
+) -> None:
+    await ok(tools, "add_calendar_event", {"title": "Pills", "start_time": recurrence})
+    events = await listed(tools, "2026-11-24", "2026-12-10")
+    assert [e["start"] for e in events] == [f"{day}T09:00:00+01:00" for day in days]
+    later = await listed(tools, "2026-11-26", "2026-12-10")  # a window after the start
+    assert [e["start"][:10] for e in later] == days[1:]
+
+
 async def test_a_start_off_the_rule_moves_to_the_rules_first_day(
     config: ToolkitConfig, store: CalendarStore
 ) -> None:

@@ -20,6 +20,7 @@ from satchel.toolkit._agenda_store import (
     TaskStatus,
     TrackedTask,
     at_reminder_time,
+    next_occurrence,
     shown,
     within,
 )
@@ -214,11 +215,19 @@ class ScheduleReminderTool(Tool[ReminderOperation, ReminderOutput]):
                 details={"field": "when"},
             )
         start = given
-        if not within(start.start, self.reader.now()):
+        now = self.reader.now()
+        if rule is not None and params.when is None and not within(start.start, now):
+            # 'daily' said after 09:00: today's time has gone, the first is the next one
+            following = next_occurrence(rule, start.start, now, self.reader.zone)
+            if following is not None:
+                start = When(start=following.astimezone(self.reader.zone), all_day=False)
+        if not within(start.start, now):
+            field, said = (
+                ("when", params.when) if params.when is not None else ("repeat", params.repeat)
+            )
             raise ToolRetry(
-                f"{params.when!r} is {start.start:%Y-%m-%d %H:%M %Z}, in the past; give a "
-                "time to come.",
-                details={"field": "when", "value": params.when},
+                f"{said!r} is {start.start:%Y-%m-%d %H:%M %Z}, in the past; give a time to come.",
+                details={"field": field, "value": said},
             )
         return await self.agenda.schedule(
             agent, params.message, start.start, self.reader.zone, rule

@@ -17,13 +17,14 @@ import logging
 import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
-from typing import Literal
+from typing import Literal, cast
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from satchel._errors import AlreadyExistsError, NotFoundError, ToolRetry, VersionConflictError
 from satchel.memory import Block, BlockKind, MemoryStore, Permission
+from satchel.toolkit._repeat import advance, next_occurrence
 from satchel.toolkit._task_focus import (
     OPEN_TASKS_LABEL,
     due_reminder_time,
@@ -89,6 +90,30 @@ class Reminder(BaseModel):
     task_id: str | None = Field(
         default=None, description="The tracked task it is about (its due date or a nudge)."
     )
+    start: datetime | None = Field(
+        default=None,
+        description="A repeating one's first occurrence, its rule's DTSTART (UTC); null on "
+        "a record stored before it was kept.",
+    )
+    occurrence: int = Field(
+        default=1,
+        ge=1,
+        description="Which occurrence of the rule `due` is (1 for the start): what the "
+        "rule's COUNT is counted against.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _occurrence_of_older_records(cls, data: object) -> object:
+        """A record stored before ``occurrence`` was kept waits for the occurrence after
+        the ones it fired (its missed ones, collapsed, are not known)."""
+        if not isinstance(data, dict):
+            return data
+        record = cast(dict[str, object], data)
+        fired = record.get("times_fired", 0)
+        if "occurrence" not in record and isinstance(fired, int) and fired >= 0:
+            return {**record, "occurrence": fired + 1}
+        return record
 
     def local_due(self) -> datetime:
         """:attr:`due` in the user's zone."""
@@ -125,41 +150,6 @@ class TrackedTask(BaseModel):
     def zone(self) -> ZoneInfo:
         """The user's zone (UTC when unknown)."""
         return ZoneInfo(self.timezone or "UTC")
-
-
-def next_occurrence(rule: str, first: datetime, after: datetime, zone: ZoneInfo) -> datetime | None:
-    """The first occurrence of ``rule`` (anchored at ``first``) strictly after ``after``,
-    in UTC; ``None`` when the rule has ended. Wall-clock times stay put across DST."""
-    from dateutil.rrule import rrulestr
-
-    local_first = first.astimezone(zone).replace(tzinfo=None)
-    local_after = after.astimezone(zone).replace(tzinfo=None)
-    rules = rrulestr(rule.removeprefix("RRULE:"), dtstart=local_first, ignoretz=True)
-    found = rules.after(local_after)
-    return None if found is None else found.replace(tzinfo=zone).astimezone(UTC)
-
-
-_MAX_MISSED = 1000
-"""Missed occurrences are counted up to this many (a secondly rule after a year away)."""
-
-
-def _missed(reminder: Reminder, now: datetime) -> int:
-    """How many occurrences of ``reminder`` fell between its due time and ``now`` (1 for
-    a one-off one)."""
-    if reminder.repeat is None:
-        return 1
-    from dateutil.rrule import rrulestr
-
-    zone = ZoneInfo(reminder.timezone)
-    first = reminder.due.astimezone(zone).replace(tzinfo=None)
-    rules = rrulestr(reminder.repeat.removeprefix("RRULE:"), dtstart=first, ignoretz=True)
-    until = now.astimezone(zone).replace(tzinfo=None)
-    count = 0
-    for occurrence in rules.xafter(first, inc=True):  # pyright: ignore[reportUnknownVariableType]
-        if occurrence > until or count >= _MAX_MISSED:
-            break
-        count += 1
-    return max(1, count)
 
 
 def _pending(reminder: Reminder) -> bool:
@@ -234,6 +224,7 @@ class MemoryAgenda:
             repeat=repeat,
             created_at=self.now(),
             task_id=task_id,
+            start=None if repeat is None else due.astimezone(UTC),
         )
         await self.store.create_block(
             agent,
@@ -302,15 +293,15 @@ class MemoryAgenda:
             return None
         update: dict[str, object] = {"status": "scheduled"}
         now = self.now()
-        if reminder.due <= now:
-            following = next_occurrence(
-                reminder.repeat, reminder.due, now, ZoneInfo(reminder.timezone)
+        if reminder.due <= now:  # the occurrences already past count as handled
+            moved = advance(
+                reminder.repeat, ZoneInfo(reminder.timezone), reminder.due, reminder.occurrence, now
             )
-            if following is None:  # the rule has ended: nothing more to wait for
+            if moved.due is None:  # the rule has ended: nothing more to wait for
                 await self.store.delete_block(agent, block.label)
                 self._changed()
                 return None
-            update["due"] = following
+            update |= {"due": moved.due, "occurrence": moved.occurrence}
         waiting = reminder.model_copy(update=update)
         await self._save(agent, block, waiting, BlockKind.ARCHIVAL)
         return waiting
@@ -371,12 +362,15 @@ class MemoryAgenda:
                 "fired_at": now,
                 "times_fired": reminder.times_fired + 1,
             }
-            if reminder.repeat is not None:
+            missed = 1
+            if reminder.repeat is not None:  # on to the first occurrence after now
                 zone = ZoneInfo(reminder.timezone)
-                following = next_occurrence(reminder.repeat, reminder.due, now, zone)
-                if following is not None:
-                    update["due"] = following
-                else:  # the rule has ended: this was its last occurrence
+                moved = advance(reminder.repeat, zone, reminder.due, reminder.occurrence, now)
+                missed = max(1, moved.passed)
+                update["occurrence"] = moved.occurrence
+                if moved.due is not None:
+                    update["due"] = moved.due
+                else:  # COUNT or UNTIL has ended the rule: this was its last occurrence
                     update["repeat"] = None
             try:
                 await self._save(
@@ -386,7 +380,6 @@ class MemoryAgenda:
                 continue  # another process delivered, dismissed or cancelled it meanwhile
             late = now - reminder.due > self.late_after
             local = shown(reminder.local_due())
-            missed = _missed(reminder, now)
             heading = f"Reminder (due {local})"
             if late:
                 times = f", missed {missed} times" if missed > 1 else ""
