@@ -370,7 +370,9 @@ class Tool(BaseTool, Generic[InT, OutT]):
             return await run_plan(plan.spec.name, plan, args, ctx, self.execute, True)
         try:
             # _is_async: execute is a coroutine function, so what it returns is awaitable
-            out: Any = await cast("Awaitable[OutT]", self.execute(params, ctx))
+            # (held as Any rather than cast: this is the hot path, and cast is a call)
+            pending: Any = self.execute(params, ctx)
+            out: Any = await pending
             if type(out) is not plan.exact_output:
                 out = plan.check_output(out)
         except Exception as exc:  # the boundary: every tool failure becomes a result
