@@ -4,17 +4,18 @@ retry that says so, never an ``internal`` error."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import icalendar
 import pytest
 
 from satchel.registry import ToolRegistry
 from satchel.toolkit import ToolkitConfig
 from satchel.toolkit._calendar_tools import calendar_tools
-from satchel.toolkit._ical_store import LocalCalendarStore
+from satchel.toolkit._ical_store import LocalCalendarStore, expand
 
 pytestmark = pytest.mark.anyio
 
@@ -104,3 +105,37 @@ async def test_a_whole_day_time_max_before_time_min_is_a_retry(tmp_path: Path, t
     assert result.error is not None
     assert result.error.kind == "retry", result.error
     assert "time_max" in result.error.message
+
+
+def test_an_event_out_of_range_is_warned_about_once_not_at_every_listing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The soak's calendar filled with such events: every listing expanded each event on
+    its own and warned again for each, and the listings slowed to a crawl."""
+
+    def event(uid: str, start: datetime, end: datetime, rule: dict[str, Any] | None = None) -> Any:
+        made = icalendar.Event()
+        made.add("UID", uid)
+        made.add("DTSTART", start)
+        made.add("DTEND", end)
+        if rule is not None:
+            made.add("RRULE", rule)
+        return made
+
+    items = [
+        event(
+            "daily-to-9999",
+            datetime(9998, 12, 30, tzinfo=UTC),
+            datetime(9999, 12, 31, 23, 59, tzinfo=UTC),
+            {"FREQ": "DAILY"},
+        ),
+        event(
+            "meeting", datetime(2026, 11, 25, 9, tzinfo=UTC), datetime(2026, 11, 25, 10, tzinfo=UTC)
+        ),
+    ]
+    window = (datetime(1, 1, 2, tzinfo=UTC), datetime(9999, 12, 30, tzinfo=UTC))
+    with caplog.at_level("WARNING", logger="satchel.toolkit.calendar"):
+        for _ in range(3):
+            assert [str(e.get("UID")) for e in expand(items, *window)] == ["meeting"]
+    warned = [r.getMessage() for r in caplog.records if "run out of range" in r.getMessage()]
+    assert warned == ["skipped event daily-to-9999: its dates run out of range"]

@@ -167,6 +167,8 @@ def expand(
     rest, with a day of slack for all-day and floating times; it decides the exact
     overlap."""
     near = [item for item in items if _may_overlap(item, start, end)]
+    if _OUT_OF_RANGE:  # skip the events already known to overflow, without a word
+        near = [item for item in near if _range_key(item) not in _OUT_OF_RANGE]
     start, end = max(start, _FIRST), min(end, _LAST)  # the expansion steps past the window
     try:
         return _occurrences(near, start, end)
@@ -176,8 +178,20 @@ def expand(
             try:
                 found += _occurrences([item], start, end)
             except OverflowError:
+                # Warned once: the next listings leave it out before expanding together
+                # (every listing expanded one by one and warned again before).
+                _OUT_OF_RANGE.add(_range_key(item))
                 logger.warning("skipped event %s: its dates run out of range", item.get("UID"))
         return found
+
+
+_OUT_OF_RANGE: set[tuple[str, ...]] = set()
+"""Events (by :func:`_range_key`) whose dates overflow the expansion, in this process."""
+
+
+def _range_key(item: icalendar.Component) -> tuple[str, ...]:
+    """An event's identity and dates: an edit that moves it back into range changes it."""
+    return tuple(str(item.get(name, "")) for name in ("UID", "DTSTART", "DTEND", "RRULE"))
 
 
 def _occurrences(
