@@ -30,6 +30,13 @@ from satchel.channels._config import (
 )
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._inbound import (
+    Action,
+    ChannelUnavailableError,
+    InboundChannel,
+    InboundMessage,
+    SentMessage,
+)
 from satchel.channels._load import load_channels, parse_channels
 from satchel.channels._messaging import (
     AgentCallback,
@@ -52,12 +59,14 @@ from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
 
 __all__ = [
+    "Action",
     "AgentCallback",
     "AgentTarget",
     "BlueskyConfig",
     "BlueskyEndpoint",
     "BlueskyTarget",
     "ChannelConfig",
+    "ChannelUnavailableError",
     "ConsentAnnouncer",
     "Delivery",
     "DeliveryConfig",
@@ -66,12 +75,15 @@ __all__ = [
     "DiscordTarget",
     "Endpoint",
     "GroupTarget",
+    "InboundChannel",
+    "InboundMessage",
     "MessageRouter",
     "OutgoingMessage",
     "RateLimit",
     "RateLimitConfig",
     "Receipt",
     "SendReport",
+    "SentMessage",
     "Target",
     "UserCallback",
     "UserTarget",
