@@ -33,6 +33,7 @@ from satchel.channels._discord import DiscordEndpoint
 from satchel.channels._inbound import (
     Action,
     ChannelUnavailableError,
+    CursorStore,
     InboundChannel,
     InboundMessage,
     SentMessage,
@@ -68,6 +69,7 @@ __all__ = [
     "ChannelConfig",
     "ChannelUnavailableError",
     "ConsentAnnouncer",
+    "CursorStore",
     "Delivery",
     "DeliveryConfig",
     "DiscordConfig",

@@ -20,6 +20,7 @@ from satchel._errors import ErrorKind, SatchelError
 __all__ = [
     "Action",
     "ChannelUnavailableError",
+    "CursorStore",
     "InboundChannel",
     "InboundMessage",
     "SentMessage",
@@ -105,6 +106,20 @@ class InboundMessage:
         return f"{self.channel}:{self.chat}"
 
 
+class CursorStore(Protocol):
+    """Where a channel keeps what it must remember across restarts (the last Discord
+    message id it handled), given to it by the host, which keeps it in the agent's
+    database."""
+
+    async def get(self, key: str) -> str | None:
+        """The value stored under ``key``, or ``None``."""
+        ...
+
+    async def set(self, key: str, value: str) -> None:
+        """Store ``value`` under ``key``, durably."""
+        ...
+
+
 @runtime_checkable
 class InboundChannel(Protocol):
     """A channel a person talks to the agent on.
@@ -142,6 +157,15 @@ class InboundChannel(Protocol):
 
     async def reply(self, message: InboundMessage, text: str) -> SentMessage:
         """Answer ``message`` where it came from (threaded where the platform threads).
+
+        Raises:
+            ChannelUnavailableError: The service cannot be reached for now.
+        """
+        ...
+
+    async def send(self, chat: str, text: str, *, actions: Sequence[Action] = ()) -> SentMessage:
+        """Start a message in ``chat`` (an :attr:`InboundMessage.chat` of this channel),
+        not as a reply: a consent request announced where its turn came from.
 
         Raises:
             ChannelUnavailableError: The service cannot be reached for now.
