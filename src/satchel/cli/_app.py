@@ -26,6 +26,7 @@ from satchel._errors import (
 )
 from satchel._version import __version__
 from satchel.cli import (
+    _agent_file,
     _approvals,
     _chat,
     _console,
@@ -43,6 +44,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("tools", _tools.app),
     ("memory", _memory.app),
     ("approvals", _approvals.app),
+    ("agent", _agent_file.app),
 )
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 
