@@ -241,3 +241,16 @@ async def test_a_native_agent_exports_and_imports(make_store: StoreFactory, tmp_
     assert (report.blocks, report.passages, report.messages) == (1, 1, 1)
     human = await store.get_block("bo2", "human")
     assert (human.value, human.char_limit) == ("Bo likes tea.", 500)
+
+
+async def test_import_reports_progress_up_to_every_record(make_store: StoreFactory) -> None:
+    store = await make_store()
+    messages = [
+        {"id": f"message-{i}", "role": "user", "content": f"note {i}"} for i in range(300)
+    ]
+    document = parse_agent_file(json.dumps(_document(messages=messages)))
+    seen: list[tuple[int, int]] = []
+    report = await import_document(store, document, progress=lambda d, t: seen.append((d, t)))
+    assert report.messages == 300
+    assert seen[-1] == (301, 301)  # the messages and the profile
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
