@@ -69,6 +69,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         }
     ),
     "console": STORAGE | {"consent", "memory"},
+    "agentfile": frozenset({"memory", "rules"}),  # Letta Agent Files (issue 31 item 1)
     "serve": STORAGE
     | {
         "agent",
