@@ -17,7 +17,12 @@ from hypothesis import strategies as st
 
 from memory.conftest import HashEmbedder, StoreFactory
 from satchel._errors import AlreadyExistsError, InvalidInputError
-from satchel.agentfile import import_agent_file, import_document, parse_agent_file
+from satchel.agentfile import (
+    check_document,
+    import_agent_file,
+    import_document,
+    parse_agent_file,
+)
 from satchel.memory import MemoryStore, SQLiteStore
 
 from .conftest import SHARED_FILES, shared_file
@@ -279,3 +284,22 @@ def test_mutated_real_files_never_crash_nor_half_write(tmp_path: Path) -> None:
         anyio.run(main)
 
     check()
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('"value": "a\\ud800b"', "lone surrogate"),
+        ('"metadata": ' + "[" * 600 + "]" * 600, "nested too deeply"),
+    ],
+    ids=["lone surrogate", "deep metadata"],
+)
+def test_what_the_store_refuses_is_refused_before_any_store(text: str, words: str) -> None:
+    raw = json.dumps(_base()).replace('"value": "Ada"', f'"value": "Ada", {text}', 1)
+    if text.startswith('"value"'):
+        raw = json.dumps(_base()).replace('"value": "Ada"', text, 1)
+    document = parse_agent_file(raw)
+    with pytest.raises(InvalidInputError) as raised:
+        check_document(document)
+    assert words in raised.value.message
+    assert "\n" not in raised.value.message

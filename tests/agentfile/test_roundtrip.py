@@ -245,9 +245,7 @@ async def test_a_native_agent_exports_and_imports(make_store: StoreFactory, tmp_
 
 async def test_import_reports_progress_up_to_every_record(make_store: StoreFactory) -> None:
     store = await make_store()
-    messages = [
-        {"id": f"message-{i}", "role": "user", "content": f"note {i}"} for i in range(300)
-    ]
+    messages = [{"id": f"message-{i}", "role": "user", "content": f"note {i}"} for i in range(300)]
     document = parse_agent_file(json.dumps(_document(messages=messages)))
     seen: list[tuple[int, int]] = []
     report = await import_document(store, document, progress=lambda d, t: seen.append((d, t)))

@@ -39,7 +39,15 @@ from satchel.agentfile._schema import (
     LettaMessage,
     LettaTool,
 )
-from satchel.memory import Block, BlockKind, Message, Permission, Role, validate_agent
+from satchel.memory import (
+    Block,
+    BlockKind,
+    Message,
+    Permission,
+    Role,
+    check_restorable,
+    validate_agent,
+)
 from satchel.memory._models import validate_label
 
 __all__ = ["ImportPlan", "agent_names", "plan_import"]
@@ -102,7 +110,17 @@ def plan_import(
             :data:`~satchel.agentfile.MAX_TEXT_CHARS`, a value over its limit, an
             unknown role or rule type, a bad tool or server entry.
     """
-    moment = now or datetime.now(UTC)
+    try:
+        return _plan(document, names, now or datetime.now(UTC))
+    except InvalidInputError:
+        raise
+    except RecursionError:
+        raise InvalidInputError("the agent file is nested too deeply") from None
+    except ValueError as exc:  # pydantic's "Maximum serialization depth exceeded"
+        raise InvalidInputError(f"the agent file is nested too deeply ({exc})") from None
+
+
+def _plan(document: LettaAgentFile, names: Sequence[str], moment: datetime) -> ImportPlan:
     agents = document.agents
     by_agent = {agent.id: name for agent, name in zip(agents, names, strict=True)}
     _unique("agent", [a.id for a in agents])
@@ -128,6 +146,8 @@ def plan_import(
         records.append(
             _profile_block(document, agent, name, names, i == 0, tools, blocks, moment, report)
         )
+    for record in records:
+        _restorable(record)
     servers = [server_suggestion(s) for s in document.mcp_servers]
     kept = {
         key: len(value)
@@ -302,6 +322,16 @@ def _check_labels(records: Sequence[Block | Message]) -> None:
                     f"{record.label[:80]!r}; labels must differ"
                 )
             seen.add(key)
+
+
+def _restorable(record: Block | Message) -> None:
+    """Refuse, now, what the store would refuse in the transaction: a lone surrogate,
+    a NaN in metadata, metadata nested too deeply."""
+    try:
+        check_restorable(record)
+    except ValueError as exc:
+        what = f"block {record.label[:80]!r}" if isinstance(record, Block) else "a message"
+        raise InvalidInputError(f"{what} of agent {record.agent[:60]!r}: {exc}") from None
 
 
 def _new_id() -> str:
