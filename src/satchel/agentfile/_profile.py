@@ -12,6 +12,8 @@ it. :func:`~satchel.agentfile.export_agent_file` reads it back.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Collection
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,9 +22,11 @@ from satchel._errors import NotFoundError
 from satchel.agentfile._rules import satchel_rules
 from satchel.agentfile._schema import LettaToolRule
 from satchel.memory import MemoryStore
-from satchel.rules import ToolRule
+from satchel.rules import AllowedChildren, Conditional, ToolRule
 
 __all__ = ["PROFILE_FORMAT", "PROFILE_LABEL", "PROFILE_TAG", "AgentProfile", "load_profile"]
+
+logger = logging.getLogger("satchel.agentfile")
 
 PROFILE_LABEL: Final = "agent-file:profile"
 """The label of the block an imported agent's profile is kept in (reserved: an agent
@@ -80,12 +84,43 @@ class AgentProfile(BaseModel):
         parsed = [LettaToolRule.model_validate(r, strict=False) for r in self.tool_rules]
         return satchel_rules(parsed, f"agent {self.name!r}")
 
+    def rules_for(self, tools: Collection[str]) -> list[ToolRule]:
+        """The :attr:`rules` whose every tool is among ``tools`` (the agent's tools):
+        a rule about a tool the agent lacks would hold its turn open
+        (:class:`~satchel.rules.RequiredBeforeExit`) or offer it nothing
+        (:class:`~satchel.rules.Init`), so it is left out and logged."""
+        have = set(tools)
+        kept: list[ToolRule] = []
+        for rule in self.rules:
+            missing = sorted(_named_tools(rule) - have)
+            if missing:
+                logger.info(
+                    "agent %r: rule %r left out, no tool %s", self.name, rule, ", ".join(missing)
+                )
+            else:
+                kept.append(rule)
+        return kept
+
     @property
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Each tool's JSON schema (``name``, ``description``, ``parameters``)."""
         return [
             dict(t["json_schema"]) for t in self.tools if isinstance(t.get("json_schema"), dict)
         ]
+
+
+def _named_tools(rule: ToolRule) -> set[str]:
+    """Every tool ``rule`` names."""
+    names: set[str] = set()
+    for attribute in ("tool", "default"):
+        value = getattr(rule, attribute, None)
+        if isinstance(value, str):
+            names.add(value)
+    if isinstance(rule, AllowedChildren):
+        names.update(rule.children)
+    if isinstance(rule, Conditional):
+        names.update(rule.choices.values())
+    return names
 
 
 async def load_profile(store: MemoryStore, agent: str) -> AgentProfile | None:

@@ -1,6 +1,7 @@
 """What ``satchel run`` and ``satchel chat`` share: their options as one
 :class:`AgentOptions`, checked once (:func:`agent_setup`), and the opened agent
-(:func:`opened_agent`): the memory store ``--db`` names, its approval broker, and beside
+(:func:`opened_agent`): the memory store ``--db`` names, its approval broker (and, for an
+agent imported from a Letta Agent File, its system prompt and tool rules), and beside
 the memory tools (all four, fewer with ``--replace``, none with ``--no-memory``) the
 ``--tools`` registries and ``--mount`` servers, gated for approval as under ``serve``
 and, with ``--lazy``, behind the meta-tools."""
@@ -18,6 +19,7 @@ import typer
 
 from satchel.agent import Agent, Model, model_from_string
 from satchel.agent._sdk import DEFAULT_TIMEOUT
+from satchel.agentfile import load_profile
 from satchel.builtin import BuiltinTools
 from satchel.channels import ChannelConfig
 from satchel.cli._builtin_options import check_replace
@@ -256,6 +258,10 @@ async def opened_agent(
             builtins=setup.builtins,
             broker=broker,
         )
+        profile = await load_profile(store, setup.agent)
+        if profile is not None:  # imported from a Letta Agent File (satchel agent import)
+            agent.instructions = profile.instructions
+            agent.rules = [*agent.rules, *profile.rules_for(agent.tools.names())]
         yield agent, broker
 
 
