@@ -4,6 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +114,33 @@ def test_exporting_an_unknown_agent_is_one_error_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.strip() == "Error: no agent 'nobody' in this store"
     assert not (tmp_path / "x.af").exists()
+
+
+@pytest.mark.slow
+def test_a_large_import_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    messages = [{"id": f"m{i}", "role": "user", "content": f"note {i}"} for i in range(600)]
+    path = tmp_path / "big.af"
+    path.write_text(json.dumps({"agents": [{"id": "a", "name": "big", "messages": messages}]}))
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env |= {"COLUMNS": "100"}
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "satchel", "agent", "import", str(path),
+         "--db", str(tmp_path / "m.db")],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=terminal, env=env,
+    )  # fmt: skip
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert process.wait(timeout=200) == 0
+    assert process.stdout is not None
+    assert "600 messages" in process.stdout.read().decode()
+    assert "Importing" in shown.decode()
