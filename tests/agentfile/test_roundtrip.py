@@ -252,3 +252,14 @@ async def test_import_reports_progress_up_to_every_record(make_store: StoreFacto
     assert report.messages == 300
     assert seen[-1] == (301, 301)  # the messages and the profile
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+async def test_block_tags_map_both_ways(make_store: StoreFactory, tmp_path: Path) -> None:
+    store = await make_store()
+    raw = _document(block_ids=["block-0"])
+    raw["blocks"] = [{"id": "block-0", "label": "human", "value": "Ada", "tags": ["me", "me"]}]
+    await import_document(store, parse_agent_file(json.dumps(raw)))
+    assert (await store.get_block("ada", "human")).tags == ("me",)
+    out = tmp_path / "ada.af"
+    await export_agent_file(store, "ada", out)
+    assert json.loads(out.read_text())["blocks"][0]["tags"] == ["me"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 
+from satchel._errors import NotFoundError
 from satchel._version import __version__
 from satchel.agentfile._profile import PROFILE_LABEL, AgentProfile, load_profile
 from satchel.agentfile._schema import LettaAgentFile
@@ -51,8 +52,6 @@ async def export_agent_file(store: MemoryStore, agent: str, path: str | Path) ->
 async def export_document(store: MemoryStore, agent: str) -> LettaAgentFile:
     """``agent`` as a :class:`~satchel.agentfile.LettaAgentFile` (see
     :func:`export_agent_file`)."""
-    from satchel._errors import NotFoundError
-
     validate_agent(agent)
     known = await store.describe_agents(agent)
     if not known:
@@ -187,6 +186,7 @@ def _block(block: Block, block_id: str) -> dict[str, Any]:
         "description": block.description or None,
         "read_only": block.permission is Permission.READ_ONLY,
         "metadata": _letta(block.metadata).get("metadata", {}),
+        "tags": list(block.tags) or None,
     }
 
 

@@ -274,6 +274,7 @@ def _blocks(
             if i != owner and block_id in _block_ids(agent)
         }
         letta = block.rest(*_BLOCK_FIELDS)
+        tags = _tags(letta.pop("tags", None), where)
         out.append(
             Block(
                 id=_new_id(),
@@ -286,11 +287,27 @@ def _blocks(
                 char_limit=block.limit,
                 created_at=moment,
                 updated_at=moment,
+                tags=tags,
                 metadata={"letta": letta} if letta else {},
                 shares=shares,
             )
         )
     return out
+
+
+def _tags(value: object, where: str) -> tuple[str, ...]:
+    """A block's Letta ``tags`` as satchel's (a list of strings; empty ones dropped)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidInputError(f"{where}: tags must be a list of strings")
+    tags: list[str] = []
+    for tag in cast(list[object], value):
+        if not isinstance(tag, str):
+            raise InvalidInputError(f"{where}: tags must be a list of strings")
+        if tag and tag not in tags:
+            tags.append(tag)
+    return tuple(tags)
 
 
 def _label(label: str, where: str) -> str:
