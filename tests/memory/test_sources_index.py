@@ -1,0 +1,226 @@
+"""Sources: folders of notes indexed beside an agent's memory, on both backends."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from satchel._errors import InvalidInputError, ToolFailed, ToolRetry
+from satchel.memory import Domain, MemoryStore
+from satchel.sources import SourceIndex
+from satchel.sources._chunks import CHUNK_CHARS, chunk_text
+
+pytestmark = pytest.mark.anyio
+
+
+def _notes(root: Path) -> Path:
+    notes = root / "notes"
+    (notes / "health").mkdir(parents=True)
+    (notes / "health" / "dentist.md").write_text(
+        "# Dentist\n\nDr. Okafor, 14 Rue Lepic.\nThe next cleaning is booked for March.\n"
+    )
+    (notes / "garden.md").write_text(
+        "# Garden\n\n" + "\n".join(f"Row {i}: tomatoes and basil" for i in range(1, 80)) + "\n"
+        "\n## Compost\nTurn the compost heap every second Sunday.\n"
+    )
+    return notes
+
+
+async def test_a_folder_of_notes_is_searchable_with_file_and_line(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    index = SourceIndex(store, "ada")
+    report = await index.add(_notes(tmp_path))
+    assert sorted(report.indexed) == ["notes/garden.md", "notes/health/dentist.md"]
+    hits = await index.search("when is the compost turned")
+    assert hits[0].file == "notes/garden.md"
+    assert "compost heap" in hits[0].text
+    lines = (tmp_path / "notes" / "garden.md").read_text().split("\n")
+    assert any("compost heap" in line for line in lines[hits[0].start - 1 : hits[0].end])
+    dentist = await index.search("dentist address")
+    assert dentist[0].file == "notes/health/dentist.md"
+    assert (dentist[0].start, dentist[0].end) == (1, 4)
+
+
+async def test_sources_stay_out_of_the_agents_own_memory(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    await store.create_block("ada", "human", "Ada likes tomatoes.")
+    await SourceIndex(store, "ada").add(_notes(tmp_path))
+    hits = await store.search("ada", "compost heap Sunday", domains=Domain.ALL)
+    assert all("compost" not in hit.text for hit in hits)
+    assert [b.label for b in await store.list_blocks("ada")] == ["human"]
+
+
+async def test_an_edited_note_is_found_anew_and_a_deleted_one_leaves(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    notes = _notes(tmp_path)
+    index = SourceIndex(store, "ada")
+    await index.add(notes)
+    dentist = notes / "health" / "dentist.md"
+    dentist.write_text("# Dentist\n\nMoved: Dr. Okafor is now at 3 Avenue Trudaine.\n")
+    os.utime(dentist, ns=(1, 1))  # a new modification time, whatever the clock says
+    (notes / "garden.md").unlink()
+    report = await index.refresh()
+    assert report.indexed == ["notes/health/dentist.md"]
+    assert report.removed == ["notes/garden.md"]
+    hits = await index.search("where is the dentist now")
+    assert "Avenue Trudaine" in hits[0].text
+    assert all("Rue Lepic" not in hit.text for hit in hits)
+    assert all(hit.file != "notes/garden.md" for hit in await index.search("compost tomatoes"))
+    assert [r.name for r in await index.files()] == ["notes/health/dentist.md"]
+
+
+async def test_adding_again_reindexes_nothing_unchanged(store: MemoryStore, tmp_path: Path) -> None:
+    notes = _notes(tmp_path)
+    index = SourceIndex(store, "ada")
+    await index.add(notes)
+    again = await index.add(notes)
+    assert (again.indexed, again.unchanged) == ([], 2)
+
+
+async def test_binary_huge_and_outside_links_are_skipped_with_a_reason(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    notes = _notes(tmp_path)
+    (notes / "photo.bin").write_bytes(b"\x00\x01\x02" * 100)
+    (notes / "huge.txt").write_text("x" * 5_000_001)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the safe code is 4711")
+    (notes / "link.txt").symlink_to(secret)
+    (notes / ".git").mkdir()
+    (notes / ".git" / "HEAD").write_text("ref: refs/heads/main")
+    report = await SourceIndex(store, "ada").add(notes)
+    reasons = {p.name: r for p, r in ((s.path, s.reason) for s in report.skipped)}
+    assert reasons == {
+        "photo.bin": "binary",
+        "huge.txt": "larger than 5 MB",
+        "link.txt": "a link to a file outside the source",
+    }
+    assert all("4711" not in hit.text for hit in await SourceIndex(store, "ada").search("code"))
+
+
+async def test_a_pdf_is_read_through_pypdf(store: MemoryStore, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "lease.pdf").write_bytes(_pdf("The rent is due on the fifth of each month"))
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really a pdf")
+    index = SourceIndex(store, "ada")
+    report = await index.add(folder)
+    assert report.indexed == ["docs/lease.pdf"]
+    assert [s.path.name for s in report.skipped] == ["broken.pdf"]
+    hits = await index.search("when is the rent due")
+    assert hits[0].file == "docs/lease.pdf"
+    assert "fifth" in hits[0].text
+
+
+async def test_open_file_shows_a_window_of_lines_read_from_disk(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    index = SourceIndex(store, "ada")
+    await index.add(_notes(tmp_path))
+    window = await index.open("notes/garden.md", line=3, lines=2)
+    assert (window.start, window.end) == (3, 4)
+    assert window.lines == ["Row 1: tomatoes and basil", "Row 2: tomatoes and basil"]
+    with pytest.raises(ToolRetry, match=r"notes/garden\.md"):
+        await index.open("garden.md")
+    with pytest.raises(ToolRetry, match="has 84 lines"):
+        await index.open("notes/garden.md", line=500)
+    (tmp_path / "notes" / "garden.md").unlink()
+    with pytest.raises(ToolFailed, match="no longer on disk"):
+        await index.open("notes/garden.md")
+
+
+async def test_grep_finds_lines_by_regex_bounded_and_refuses_a_bad_pattern(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    index = SourceIndex(store, "ada")
+    await index.add(_notes(tmp_path))
+    found = await index.grep(r"row 1\d:", limit=3)
+    assert [(h.file, h.line) for h in found.hits] == [
+        ("notes/garden.md", 12),
+        ("notes/garden.md", 13),
+        ("notes/garden.md", 14),
+    ]
+    assert found.truncated
+    only = await index.grep("okafor", files="notes/health/*")
+    assert [(h.file, h.line) for h in only.hits] == [("notes/health/dentist.md", 3)]
+    with pytest.raises(ToolRetry, match="not a regular expression"):
+        await index.grep("tomatoes (and")
+
+
+async def test_a_source_is_removed_with_its_files_and_a_clash_of_names_is_refused(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    index = SourceIndex(store, "ada")
+    await index.add(_notes(tmp_path))
+    other = tmp_path / "elsewhere" / "notes"
+    other.mkdir(parents=True)
+    with pytest.raises(InvalidInputError, match="a source named 'notes' exists already"):
+        await index.add(other)
+    removed = await index.remove("notes")
+    assert sorted(removed) == ["notes/garden.md", "notes/health/dentist.md"]
+    assert await index.files() == []
+    assert await index.search("compost") == []
+    with pytest.raises(InvalidInputError, match="no source"):
+        await index.remove("notes")
+
+
+async def test_an_index_run_stopped_half_way_is_finished_by_the_next(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    notes = _notes(tmp_path)
+    index = SourceIndex(store, "ada")
+    await index.add(notes)
+    # the passages of garden.md are there, its record is gone: as if stopped before it
+    from satchel.sources._records import file_label, sources_agent
+
+    await store.delete_block(sources_agent("ada"), file_label("notes/garden.md"))
+    report = await index.add(notes)
+    assert report.indexed == ["notes/garden.md"]
+    assert (await index.search("compost heap"))[0].file == "notes/garden.md"
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=5_000))
+def test_passages_cover_every_line_and_stay_within_their_size(text: str) -> None:
+    chunks = chunk_text(text)
+    lines = text.split("\n")
+    covered = {n for c in chunks for n in range(c.start, c.end + 1)}
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            assert number in covered
+    for chunk in chunks:
+        assert chunk.text.strip()
+        assert len(chunk.text) <= CHUNK_CHARS * 2
+
+
+def _pdf(text: str) -> bytes:
+    """A one-page PDF whose page shows ``text`` in Helvetica."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets: list[int] = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
