@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from satchel._errors import InvalidInputError, ToolFailed, ToolRetry
 from satchel.memory import Domain, MemoryStore
+from satchel.memory.sources._chunks import CHUNK_CHARS, chunk_text
 from satchel.sources import SourceIndex
-from satchel.sources._chunks import CHUNK_CHARS, chunk_text
 
 pytestmark = pytest.mark.anyio
 
@@ -178,7 +178,7 @@ async def test_an_index_run_stopped_half_way_is_finished_by_the_next(
     index = SourceIndex(store, "ada")
     await index.add(notes)
     # the passages of garden.md are there, its record is gone: as if stopped before it
-    from satchel.sources._records import file_label, sources_agent
+    from satchel.memory.sources._records import file_label, sources_agent
 
     await store.delete_block(sources_agent("ada"), file_label("notes/garden.md"))
     report = await index.add(notes)
@@ -224,3 +224,64 @@ def _pdf(text: str) -> bytes:
         xref,
     )
     return bytes(out)
+
+
+async def test_the_file_tools_search_grep_and_open_through_a_registry(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    from satchel.builtin import memory_toolset
+    from satchel.memory import AgentMemory
+    from satchel.registry import ToolRegistry
+    from satchel.sources import source_tools
+    from satchel.tools import ToolContext
+
+    await SourceIndex(store, "ada").add(_notes(tmp_path))
+    registry = ToolRegistry([*memory_toolset(store), *source_tools(store)])
+    ctx = ToolContext(agent="ada", memory=AgentMemory(store, "ada"))
+
+    found = await registry.call("search_files", {"query": "compost heap"}, ctx)
+    assert found.error is None
+    assert found.output is not None
+    first = found.output.model_dump()["results"][0]
+    assert (first["file"], "compost" in first["text"]) == ("notes/garden.md", True)
+
+    lines = await registry.call("grep_files", {"pattern": "okafor"}, ctx)
+    assert lines.output is not None
+    assert lines.output.model_dump()["matches"] == [
+        {"file": "notes/health/dentist.md", "line": 3, "text": "Dr. Okafor, 14 Rue Lepic."}
+    ]
+    opened = await registry.call("open_file", {"file": "notes/health/dentist.md", "line": 3}, ctx)
+    assert opened.output is not None
+    assert opened.output.model_dump()["text"].splitlines()[0] == "3| Dr. Okafor, 14 Rue Lepic."
+
+    bad = await registry.call("grep_files", {"pattern": "(unclosed"}, ctx)
+    assert bad.error is not None
+    assert bad.error.kind == "retry"
+    missing = await registry.call("open_file", {"file": "notes/dentist.md"}, ctx)
+    assert missing.error is not None
+    assert "notes/health/dentist.md" in missing.error.message
+
+    # search with domain "all" names the file and lines of a passage
+    mixed = await registry.call("search", {"query": "compost heap Sunday"}, ctx)
+    assert mixed.output is not None
+    results = mixed.output.model_dump()["results"]
+    files = [r for r in results if r["domain"] == "files"]
+    assert files
+    assert files[0]["label"].startswith("notes/garden.md:")
+    archival = await registry.call(
+        "search", {"query": "compost heap Sunday", "domain": "archival_memory"}, ctx
+    )
+    assert archival.output is not None
+    assert all(r["domain"] != "files" for r in archival.output.model_dump()["results"])
+
+    # a tool of the author's own reaches the same index
+    hits = await ctx.sources().search("dentist")
+    assert hits[0].file == "notes/health/dentist.md"
+
+
+def test_a_context_without_memory_has_no_sources() -> None:
+    from satchel._errors import SatchelUsageError
+    from satchel.tools import ToolContext
+
+    with pytest.raises(SatchelUsageError, match="no sources"):
+        ToolContext().sources()

@@ -14,21 +14,37 @@ Example:
     ('notes/health.md', 12, 30)
 """
 
-from satchel.sources._files import MAX_FILE_BYTES, Skipped, SourceFile
-from satchel.sources._index import (
+from satchel.memory.sources import (
+    MAX_FILE_BYTES,
+    FileRecord,
     FileWindow,
     GrepHit,
     GrepResult,
     IndexReport,
+    Skipped,
+    SourceFile,
     SourceHit,
     SourceIndex,
+    sources_agent,
 )
-from satchel.sources._records import FileRecord, sources_agent
+from satchel.sources._tools import (
+    FileLines,
+    FoundLine,
+    FoundLines,
+    FoundPassage,
+    FoundPassages,
+    source_tools,
+)
 
 __all__ = [
     "MAX_FILE_BYTES",
+    "FileLines",
     "FileRecord",
     "FileWindow",
+    "FoundLine",
+    "FoundLines",
+    "FoundPassage",
+    "FoundPassages",
     "GrepHit",
     "GrepResult",
     "IndexReport",
@@ -36,5 +52,6 @@ __all__ = [
     "SourceFile",
     "SourceHit",
     "SourceIndex",
+    "source_tools",
     "sources_agent",
 ]

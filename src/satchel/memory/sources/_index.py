@@ -24,10 +24,12 @@ from satchel._errors import (
     ToolFailed,
     ToolRetry,
 )
-from satchel.memory import BlockKind, Domain, MemoryStore, Permission
-from satchel.sources._chunks import Chunk, chunk_text
-from satchel.sources._files import Skipped, SourceFile, read_text, walk
-from satchel.sources._records import (
+from satchel.memory._models import BlockKind, Domain, Permission, SearchHit
+from satchel.memory._protocol import MemoryStore
+from satchel.memory._search import is_relevant
+from satchel.memory.sources._chunks import Chunk, chunk_text
+from satchel.memory.sources._files import Skipped, SourceFile, read_text, walk
+from satchel.memory.sources._records import (
     ROOTS_LABEL,
     SOURCE_TAG,
     FileRecord,
@@ -64,6 +66,10 @@ class SourceHit:
     text: str
     score: float
     id: str
+    relevant: bool
+    """False for the best of unrelated passages (see :func:`satchel.memory.is_relevant`)."""
+    hit: SearchHit
+    """The memory store's hit behind it (scores, ranks)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,6 +398,8 @@ class SourceIndex:
                     text=hit.text,
                     score=hit.score,
                     id=hit.id,
+                    relevant=is_relevant(hit),
+                    hit=hit,
                 )
             )
         return out
