@@ -285,3 +285,44 @@ def test_a_context_without_memory_has_no_sources() -> None:
 
     with pytest.raises(SatchelUsageError, match="no sources"):
         ToolContext().sources()
+
+
+async def test_a_watch_keeps_the_index_current_as_notes_change(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    import anyio
+
+    from satchel.sources import IndexReport, watch_sources
+
+    notes = _notes(tmp_path)
+    index = SourceIndex(store, "ada")
+    await index.add(notes)
+    (notes / "later.md").write_text("Before the watch: the boiler was serviced in May.\n")
+    reports: list[IndexReport] = []
+    changed = anyio.Event()
+
+    def seen(report: IndexReport) -> None:
+        reports.append(report)
+        if report.indexed or report.removed:
+            changed.set()
+
+    ready = anyio.Event()
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: watch_sources(index, on_report=seen, ready=ready))
+            await ready.wait()
+            assert reports[0].indexed == ["notes/later.md"]  # the catch-up refresh
+            changed = anyio.Event()
+            (notes / "health" / "new.md").write_text("The physiotherapist is on Thursday.\n")
+            (notes / ".git").mkdir()
+            (notes / ".git" / "index").write_text("physiotherapist secret")
+            await changed.wait()
+            hits = await index.search("when is the physiotherapist")
+            assert hits[0].file == "notes/health/new.md"
+            changed = anyio.Event()
+            (notes / "garden.md").unlink()
+            await changed.wait()
+            group.cancel_scope.cancel()
+    names = [r.name for r in await index.files()]
+    assert "notes/garden.md" not in names
+    assert not any(".git" in n for n in names)

@@ -33,6 +33,7 @@ from satchel.cli import (
     _memory,
     _run,
     _serve_command,
+    _sources,
     _tools,
 )
 from satchel.cli._common import error_line
@@ -43,6 +44,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("tools", _tools.app),
     ("memory", _memory.app),
     ("approvals", _approvals.app),
+    ("sources", _sources.app),
 )
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 

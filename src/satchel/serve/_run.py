@@ -91,7 +91,8 @@ async def run_serve(options: ServeOptions) -> None:
         notices.mirrors = await _mirrors(stack, options, store, notices.changed)
         toolkit = _toolkit(options, store)
         memory = _memory(options, store, router, notices.written)
-        catalog = build_catalog(options, memory=memory, toolkit=toolkit)
+        files = await _sources(stack, options, store)
+        catalog = build_catalog(options, memory=memory, toolkit=toolkit, files=files)
         await _mount(stack, options, catalog)
         add_chains(options, catalog)
         served = await _served(stack, options, catalog, broker, where)
@@ -149,6 +150,24 @@ async def _mirrors(
     )
     await mirrors.add(options.person)
     return mirrors
+
+
+async def _sources(
+    stack: AsyncExitStack, options: ServeOptions, store: MemoryStore
+) -> ToolRegistry | None:
+    """The file tools, when the person's agent has sources (``satchel sources add``),
+    and a watch that keeps them current while serving."""
+    if not options.memory:
+        return None
+    from satchel.sources import SourceIndex, source_tools, watch_sources
+
+    index = SourceIndex(store, options.person)
+    if not await index.roots():
+        return None
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(group.cancel_scope.cancel)
+    group.start_soon(partial(watch_sources, index))
+    return ToolRegistry(source_tools(store))
 
 
 def _toolkit(options: ServeOptions, store: MemoryStore) -> ToolRegistry | None:

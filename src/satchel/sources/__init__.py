@@ -35,6 +35,7 @@ from satchel.sources._tools import (
     FoundPassages,
     source_tools,
 )
+from satchel.sources._watch import watch_sources
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -54,4 +55,5 @@ __all__ = [
     "SourceIndex",
     "source_tools",
     "sources_agent",
+    "watch_sources",
 ]

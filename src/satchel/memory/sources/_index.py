@@ -28,7 +28,7 @@ from satchel.memory._models import BlockKind, Domain, Permission, SearchHit
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import is_relevant
 from satchel.memory.sources._chunks import Chunk, chunk_text
-from satchel.memory.sources._files import Skipped, SourceFile, read_text, walk
+from satchel.memory.sources._files import SKIPPED_DIRS, Skipped, SourceFile, read_text, walk
 from satchel.memory.sources._records import (
     ROOTS_LABEL,
     SOURCE_TAG,
@@ -112,8 +112,8 @@ class IndexReport:
     chunks: int = 0
 
 
-ProgressFn = Callable[[str], None]
-"""Told each file's name as the index reaches it."""
+ProgressFn = Callable[[int, int, str], None]
+"""Told ``(done, total, name)`` as the index reaches each file of a source."""
 
 
 def _sha(text: str) -> str:
@@ -210,7 +210,7 @@ class SourceIndex:
         for changed in paths:
             path = changed.absolute()
             root = next((r for r in roots if r == path or r in path.parents), None)
-            if root is None:
+            if root is None or _hidden(root, path):
                 continue
             name = self._name(root, path)
             item = await anyio.to_thread.run_sync(_one_file, path)
@@ -234,14 +234,18 @@ class SourceIndex:
     async def _index_root(self, root: Path, progress: ProgressFn | None) -> IndexReport:
         report = IndexReport()
         seen: set[str] = set()
-        for item in await anyio.to_thread.run_sync(_walked, root):
+        walked = await anyio.to_thread.run_sync(_walked, root)
+        total = sum(1 for item in walked if isinstance(item, SourceFile))
+        done = 0
+        for item in walked:
             if isinstance(item, Skipped):
                 report.skipped.append(item)
                 continue
             name = item.name if item.path == root else f"{root.name}/{item.name}"
             seen.add(name)
             if progress is not None:
-                progress(name)
+                progress(done, total, name)
+            done += 1
             await self._index_file(
                 SourceFile(item.path, name, item.size, item.mtime_ns), root, report
             )
@@ -249,6 +253,8 @@ class SourceIndex:
             if record.root == str(root) and record.name not in seen:
                 await self._drop_file(record.name)
                 report.removed.append(record.name)
+        if progress is not None:
+            progress(done, total, "")
         return report
 
     async def _record(self, name: str) -> FileRecord | None:
@@ -504,6 +510,14 @@ def _lines(text: str) -> list[str]:
 
 def _clip(line: str) -> str:
     return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 1] + "…"
+
+
+def _hidden(root: Path, path: Path) -> bool:
+    """Whether ``path`` lies in a folder a walk of ``root`` does not enter."""
+    if path == root:
+        return False
+    folders = path.relative_to(root).parts[:-1]
+    return any(part in SKIPPED_DIRS or part.startswith(".") for part in folders)
 
 
 def _resolved(path: Path) -> Path | None:
