@@ -326,3 +326,9 @@ async def test_a_watch_keeps_the_index_current_as_notes_change(
     names = [r.name for r in await index.files()]
     assert "notes/garden.md" not in names
     assert not any(".git" in n for n in names)
+
+
+def test_a_final_newline_makes_no_passage_of_only_repeated_lines() -> None:
+    text = "\n".join(f"line {i} " + "x" * 40 for i in range(40))
+    assert chunk_text(text + "\n") == chunk_text(text)
+    assert chunk_text(text + "\n\n\n") == chunk_text(text)

@@ -48,7 +48,7 @@ def chunk_text(text: str) -> list[Chunk]:
     chunks: list[Chunk] = []
     current: list[int] = []  # indices into pieces
     size = 0
-    fresh = False  # current holds a piece no passage has yet
+    fresh = False  # current holds a non-blank piece no passage has yet
 
     def close(overlap: bool) -> None:
         nonlocal current, size, fresh
@@ -77,7 +77,7 @@ def chunk_text(text: str) -> list[Chunk]:
             close(overlap=not heading)  # a heading starts afresh, without overlap
         current.append(index)
         size += len(line) + 1
-        fresh = True
+        fresh = fresh or bool(line.strip())  # a blank line alone makes no new passage
     if current:
         close(overlap=False)
     return chunks
