@@ -154,6 +154,28 @@ async def test_grep_finds_lines_by_regex_bounded_and_refuses_a_bad_pattern(
         await index.grep("tomatoes (and")
 
 
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        ("(?R)", "recursion"),
+        ("x(?1)(a)", "recursion"),
+        ("(?&n)(?<n>a)", "recursion"),
+        ("a{99999999}", "repeats too many times"),
+        ("a{,99999999}", "repeats too many times"),
+        ("(a{1000}){1000}", "repeats too many times"),
+    ],
+)
+async def test_a_pattern_that_would_eat_the_machine_is_refused_before_it_runs(
+    store: MemoryStore, tmp_path: Path, pattern: str, why: str
+) -> None:
+    # each of these takes gigabytes in the regex engine (compiling, or recursing on a match)
+    index = SourceIndex(store, "ada")
+    await index.add(_notes(tmp_path))
+    with pytest.raises(ToolRetry, match=why):
+        await index.grep(pattern)
+    assert (await index.grep(r"\d{1,2}: tomatoes", limit=1)).hits
+
+
 async def test_a_source_is_removed_with_its_files_and_a_clash_of_names_is_refused(
     store: MemoryStore, tmp_path: Path
 ) -> None:
@@ -332,3 +354,48 @@ def test_a_final_newline_makes_no_passage_of_only_repeated_lines() -> None:
     text = "\n".join(f"line {i} " + "x" * 40 for i in range(40))
     assert chunk_text(text + "\n") == chunk_text(text)
     assert chunk_text(text + "\n\n\n") == chunk_text(text)
+
+
+_HOSTILE = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(["(a+)+$", "(", "[", "\\", "*", "(?P<x", "a{99999999}", "\x00", "(?R)"]),
+)
+
+
+@given(pattern=_HOSTILE, name=st.text(max_size=300))
+def test_any_pattern_or_file_name_is_an_answer_or_a_retry_never_a_crash(
+    pattern: str, name: str
+) -> None:
+    import tempfile
+
+    import anyio
+
+    from satchel.memory import SQLiteStore
+
+    async def check() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "notes"
+            folder.mkdir()
+            (folder / "a.md").write_text("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\nplain words\n")
+            store = await SQLiteStore.open(Path(tmp) / "m.db")
+            try:
+                index = SourceIndex(store, "ada")
+                await index.add(folder)
+                refused: list[ToolRetry] = []
+                try:
+                    found = await index.grep(pattern, limit=5)
+                    assert len(found.hits) <= 5
+                except ToolRetry as exc:
+                    refused.append(exc)
+                try:
+                    await index.open(name)
+                except ToolRetry as exc:
+                    refused.append(exc)
+                for exc in refused:
+                    assert exc.details.get("pattern", pattern[:200]) == pattern[:200]
+                    assert "pattern" in exc.details or "no source file is named" in exc.message
+                assert [r.name for r in await index.files()] == ["notes/a.md"]
+            finally:
+                await store.close()
+
+    anyio.run(check)

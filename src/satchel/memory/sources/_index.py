@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -465,6 +466,7 @@ class SourceIndex:
         """
         import regex
 
+        _check_pattern(pattern)
         flags = regex.IGNORECASE if ignore_case else 0
         try:
             compiled = regex.compile(pattern, flags)  # pyright: ignore[reportUnknownMemberType]
@@ -510,6 +512,35 @@ def _lines(text: str) -> list[str]:
 
 def _clip(line: str) -> str:
     return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 1] + "…"
+
+
+_RECURSION = re.compile(r"\(\?(?:R|[+-]?\d+|&|P>)")
+_BOUNDS = re.compile(r"(?<!\\)\{(\d*)(?:,(\d*))?\}")
+_MAX_BOUND: Final = 1_000
+_MAX_BOUNDS_PRODUCT: Final = 100_000
+
+
+def _check_pattern(pattern: str) -> None:
+    """Refuse what would make the regex engine eat the machine: recursion (``(?R)``,
+    ``(?1)``, ``(?&name)``) recurses without end on a match, and a repetition count in
+    the millions is compiled into millions of nodes. A timeout cannot stop either."""
+    if _RECURSION.search(pattern):
+        raise ToolRetry(
+            f"pattern {pattern[:200]!r} uses recursion ((?R), (?1), (?&name)), which grep "
+            "does not run; write the repetition out.",
+            details={"pattern": pattern[:200]},
+        )
+    product = 1
+    for low, high in _BOUNDS.findall(pattern):
+        bound = max(int(low or 0), int(high or 0))
+        product *= max(bound, 1)
+        if bound > _MAX_BOUND or product > _MAX_BOUNDS_PRODUCT:
+            raise ToolRetry(
+                f"pattern {pattern[:200]!r} repeats too many times (counts up to "
+                f"{_MAX_BOUND:,}, and not nested into more than {_MAX_BOUNDS_PRODUCT:,}); "
+                "use + or * instead of a large count.",
+                details={"pattern": pattern[:200]},
+            )
 
 
 def _hidden(root: Path, path: Path) -> bool:
