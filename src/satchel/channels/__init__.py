@@ -38,6 +38,8 @@ from satchel.channels._inbound import (
     InboundMessage,
     SentMessage,
 )
+from satchel.channels._inbox import InboxChannel, inbox_channel
+from satchel.channels._inbox_config import InboxConfig
 from satchel.channels._load import load_channels, parse_channels
 from satchel.channels._messaging import (
     AgentCallback,
@@ -56,6 +58,8 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
+from satchel.channels._notify import notify_channels
+from satchel.channels._open_inbound import open_inbound_channels
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
 
@@ -79,6 +83,8 @@ __all__ = [
     "GroupTarget",
     "InboundChannel",
     "InboundMessage",
+    "InboxChannel",
+    "InboxConfig",
     "MessageRouter",
     "OutgoingMessage",
     "RateLimit",
@@ -96,6 +102,9 @@ __all__ = [
     "channel_router",
     "describe_target",
     "grapheme_count",
+    "inbox_channel",
     "load_channels",
+    "notify_channels",
+    "open_inbound_channels",
     "parse_channels",
 ]
