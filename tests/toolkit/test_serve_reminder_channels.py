@@ -1,12 +1,16 @@
-"""``satchel serve --toolkit productivity --channels FILE`` with the local inbox
-configured: a real server process delivers each due reminder to the inbox's
-``GET /notifications``, and one missed while nothing ran arrives marked late."""
+"""``satchel serve --toolkit productivity --channels FILE`` with the local inbox and a
+``[notify]`` URL configured: a real server process delivers each due reminder to the
+inbox's ``GET /notifications`` and, through apprise, to a loopback JSON webhook; one
+missed while nothing ran arrives marked late."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -25,6 +29,32 @@ pytestmark = pytest.mark.anyio
 
 STARTUP = 90  # seconds for a server process to start on two busy cores
 TOKEN = "serve-inbox-token-0123456789"
+
+
+class _Hook:
+    """A JSON webhook on loopback, keeping the ``message`` of each post."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.two = threading.Event()
+        hook = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                hook.messages.append(json.loads(self.rfile.read(length))["message"])
+                if len(hook.messages) >= 2:
+                    hook.two.set()
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 async def _notifications(url: str, want: int) -> list[dict[str, Any]]:
@@ -62,7 +92,10 @@ async def test_serve_delivers_due_reminders_to_the_inbox_and_marks_a_missed_one_
         await store.close()
     port = free_port()
     channels = tmp_path / "channels.toml"
-    channels.write_text(f"[inbox]\nport = {port}\n")
+    hook = _Hook()
+    channels.write_text(
+        f"[inbox]\nport = {port}\n\n[notify]\nurls = ['json://127.0.0.1:{hook.port}/hook']\n"
+    )
     env = {
         **os.environ,
         "XDG_DATA_HOME": str(tmp_path / "data"),
@@ -85,7 +118,10 @@ async def test_serve_delivers_due_reminders_to_the_inbox_and_marks_a_missed_one_
             )
             assert made.is_error is not True, made.content
             [*_, due] = await _notifications(url, 2)
+            await anyio.to_thread.run_sync(hook.two.wait, 60)  # apprise sends in a thread
+    hook.server.shutdown()
     assert late["text"].startswith("Late reminder (was due ")
     assert late["text"].endswith("): Call the dentist")
     assert due["text"] == "Reminder: Water the plants"
     assert due["chat"] is None
+    assert hook.messages == [late["text"], due["text"]]

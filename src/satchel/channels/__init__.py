@@ -19,6 +19,7 @@ Example:
 """
 
 from satchel.channels._announce import ConsentAnnouncer
+from satchel.channels._apprise import AppriseNotifier, NotifyConfig, apprise_notifier
 from satchel.channels._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.channels._config import (
     BlueskyConfig,
@@ -58,7 +59,7 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
-from satchel.channels._notify import notify_channels
+from satchel.channels._notify import Notifiable, notify_channels
 from satchel.channels._open_inbound import open_inbound_channels
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
@@ -67,6 +68,7 @@ __all__ = [
     "Action",
     "AgentCallback",
     "AgentTarget",
+    "AppriseNotifier",
     "BlueskyConfig",
     "BlueskyEndpoint",
     "BlueskyTarget",
@@ -86,6 +88,8 @@ __all__ = [
     "InboxChannel",
     "InboxConfig",
     "MessageRouter",
+    "Notifiable",
+    "NotifyConfig",
     "OutgoingMessage",
     "RateLimit",
     "RateLimitConfig",
@@ -98,6 +102,7 @@ __all__ = [
     "WebhookConfig",
     "WebhookEndpoint",
     "WebhookTarget",
+    "apprise_notifier",
     "channel_endpoints",
     "channel_router",
     "describe_target",

@@ -26,6 +26,7 @@ from pydantic import (
     field_validator,
 )
 
+from satchel.channels._apprise import NotifyConfig
 from satchel.channels._bluesky import BLUESKY_SERVICE
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DISCORD_API
@@ -193,6 +194,7 @@ class ChannelConfig(_Section):
         bluesky: The Bluesky account, if any.
         webhook: The allowed webhooks, if any.
         inbox: The local HTTP inbox (an inbound channel), if any.
+        notify: apprise URLs reminders and nudges also go to, if any.
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -207,6 +209,7 @@ class ChannelConfig(_Section):
     bluesky: BlueskyConfig | None = None
     webhook: WebhookConfig | None = None
     inbox: InboxConfig | None = None
+    notify: NotifyConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 

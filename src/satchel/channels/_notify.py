@@ -1,6 +1,7 @@
 """Reminders to the person's channels: :func:`notify_channels` makes the ``notify``
 hook of :func:`satchel.toolkit.deliver_reminders` that tells every configured inbound
-channel's person (``satchel serve`` and ``satchel up`` alike)."""
+channel's person, and the ``[notify]`` URLs (``satchel serve`` and ``satchel up``
+alike)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from satchel.channels._inbound import InboundChannel
+from satchel.channels._inbound import Action, SentMessage
 
-__all__ = ["DueReminder", "notify_channels", "reminder_text"]
+__all__ = ["DueReminder", "Notifiable", "notify_channels", "reminder_text"]
 
 logger = logging.getLogger("satchel.channels.notify")
 
@@ -35,6 +36,21 @@ class DueReminder(Protocol):
         ...
 
 
+class Notifiable(Protocol):
+    """What can tell the person something: every
+    :class:`~satchel.channels.InboundChannel`, and the ``[notify]`` URLs'
+    :class:`~satchel.channels.AppriseNotifier`."""
+
+    @property
+    def name(self) -> str:
+        """Its name, for the log."""
+        ...
+
+    async def notify(self, text: str, *, actions: Sequence[Action] = ()) -> SentMessage | None:
+        """Tell the person ``text``."""
+        ...
+
+
 def reminder_text(reminder: DueReminder) -> str:
     """The notification of ``reminder``: ``Reminder: ...``, or ``Late reminder (was due
     ...): ...`` for one delivered late."""
@@ -48,7 +64,7 @@ def reminder_text(reminder: DueReminder) -> str:
 
 
 def notify_channels(
-    channels: Sequence[InboundChannel],
+    channels: Sequence[Notifiable],
 ) -> Callable[[str, DueReminder], Awaitable[None]]:
     """A reminder notifier (``notify(agent, reminder)``, the ``notify`` of
     :func:`~satchel.toolkit.deliver_reminders`) that tells each channel's person.

@@ -13,7 +13,8 @@ from satchel.channels import (
     ChannelConfig,
     ChannelUnavailableError,
     ConsentAnnouncer,
-    InboundChannel,
+    Notifiable,
+    apprise_notifier,
     channel_router,
     open_inbound_channels,
 )
@@ -67,14 +68,21 @@ async def open_channels(
     return router
 
 
-async def open_reminder_channels(
-    stack: AsyncExitStack, config: ChannelConfig
-) -> list[InboundChannel]:
-    """The inbound channels ``config`` configures, for reminders to reach the person:
-    each one that listens (the inbox) started now, and every one closed with
-    ``stack``. One that cannot start is logged; the server still serves."""
-    channels = open_inbound_channels(config)
-    for channel in channels:
+async def open_reminder_channels(stack: AsyncExitStack, config: ChannelConfig) -> list[Notifiable]:
+    """The inbound channels ``config`` configures and its ``[notify]`` URLs, for
+    reminders to reach the person: each channel that listens (the inbox) started now,
+    and every channel closed with ``stack``. One that cannot start is logged; the
+    server still serves.
+
+    Raises:
+        SatchelUsageError: ``[notify]`` without apprise installed, or with a URL it
+            does not know.
+    """
+    inbound = open_inbound_channels(config)
+    channels: list[Notifiable] = list(inbound)
+    if config.notify is not None:
+        channels.append(apprise_notifier(config.notify))
+    for channel in inbound:
         stack.push_async_callback(channel.aclose)
         if isinstance(channel, _Listening):
             try:
