@@ -40,6 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from satchel._errors import SatchelError
 from satchel._throttle import LoginThrottle
 from satchel.channels._inbound import Action, InboundMessage
 
@@ -198,10 +199,12 @@ def _error(status: int, error: str, message: str, **headers: str) -> JSONRespons
     return JSONResponse({"error": error, "message": message}, status_code=status, headers=headers)
 
 
-class _Refused(Exception):
-    """A request refused with :attr:`response` (never leaves this module)."""
+class _Refused(SatchelError):
+    """A request refused with :attr:`response`: raised by the checks deep in a handler,
+    turned into that response at the handler's edge (never leaves this module)."""
 
     def __init__(self, response: Response) -> None:
+        super().__init__("request refused")
         self.response = response
 
 
