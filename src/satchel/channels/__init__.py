@@ -19,6 +19,7 @@ Example:
 """
 
 from satchel.channels._announce import ConsentAnnouncer
+from satchel.channels._apprise import AppriseNotifier, NotifyConfig, apprise_notifier
 from satchel.channels._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.channels._config import (
     BlueskyConfig,
@@ -38,6 +39,8 @@ from satchel.channels._inbound import (
     InboundMessage,
     SentMessage,
 )
+from satchel.channels._inbox import InboxChannel, inbox_channel
+from satchel.channels._inbox_config import InboxConfig
 from satchel.channels._load import load_channels, parse_channels
 from satchel.channels._messaging import (
     AgentCallback,
@@ -56,6 +59,8 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
+from satchel.channels._notify import Notifiable, notify_channels
+from satchel.channels._open_inbound import open_inbound_channels
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
 
@@ -63,6 +68,7 @@ __all__ = [
     "Action",
     "AgentCallback",
     "AgentTarget",
+    "AppriseNotifier",
     "BlueskyConfig",
     "BlueskyEndpoint",
     "BlueskyTarget",
@@ -79,7 +85,11 @@ __all__ = [
     "GroupTarget",
     "InboundChannel",
     "InboundMessage",
+    "InboxChannel",
+    "InboxConfig",
     "MessageRouter",
+    "Notifiable",
+    "NotifyConfig",
     "OutgoingMessage",
     "RateLimit",
     "RateLimitConfig",
@@ -92,10 +102,14 @@ __all__ = [
     "WebhookConfig",
     "WebhookEndpoint",
     "WebhookTarget",
+    "apprise_notifier",
     "channel_endpoints",
     "channel_router",
     "describe_target",
     "grapheme_count",
+    "inbox_channel",
     "load_channels",
+    "notify_channels",
+    "open_inbound_channels",
     "parse_channels",
 ]

@@ -26,9 +26,11 @@ from pydantic import (
     field_validator,
 )
 
+from satchel.channels._apprise import NotifyConfig
 from satchel.channels._bluesky import BLUESKY_SERVICE
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DISCORD_API
+from satchel.channels._inbox_config import InboxConfig
 
 __all__ = [
     "ENV_SECRETS",
@@ -44,6 +46,7 @@ ENV_SECRETS: Final[Mapping[tuple[str, str], str]] = {
     ("discord", "token"): "SATCHEL_DISCORD_TOKEN",
     ("bluesky", "handle"): "SATCHEL_BLUESKY_HANDLE",
     ("bluesky", "app_password"): "SATCHEL_BLUESKY_APP_PASSWORD",
+    ("inbox", "token"): "SATCHEL_INBOX_TOKEN",
 }
 """The environment variable that fills each secret a section leaves out."""
 
@@ -190,6 +193,8 @@ class ChannelConfig(_Section):
         discord: The Discord bot, if any.
         bluesky: The Bluesky account, if any.
         webhook: The allowed webhooks, if any.
+        inbox: The local HTTP inbox (an inbound channel), if any.
+        notify: apprise URLs reminders and nudges also go to, if any.
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -203,6 +208,8 @@ class ChannelConfig(_Section):
     discord: DiscordConfig | None = None
     bluesky: BlueskyConfig | None = None
     webhook: WebhookConfig | None = None
+    inbox: InboxConfig | None = None
+    notify: NotifyConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 
