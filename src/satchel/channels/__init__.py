@@ -30,6 +30,7 @@ from satchel.channels._config import (
 )
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._discord_inbound import DiscordChannel, MemoryCursorStore, discord_channel
 from satchel.channels._inbound import (
     Action,
     ChannelUnavailableError,
@@ -72,6 +73,7 @@ __all__ = [
     "CursorStore",
     "Delivery",
     "DeliveryConfig",
+    "DiscordChannel",
     "DiscordConfig",
     "DiscordEndpoint",
     "DiscordTarget",
@@ -79,6 +81,7 @@ __all__ = [
     "GroupTarget",
     "InboundChannel",
     "InboundMessage",
+    "MemoryCursorStore",
     "MessageRouter",
     "OutgoingMessage",
     "RateLimit",
@@ -95,6 +98,7 @@ __all__ = [
     "channel_endpoints",
     "channel_router",
     "describe_target",
+    "discord_channel",
     "grapheme_count",
     "load_channels",
     "parse_channels",
