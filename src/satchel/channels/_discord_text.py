@@ -30,6 +30,11 @@ boosts and the like)."""
 _EMPTY: Final = "(empty message)"
 
 
+def _valid(text: str) -> str:
+    """``text`` with any lone surrogate (which no UTF-8 wire can carry) replaced."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _utf16(text: str) -> int:
     """``text``'s length in UTF-16 code units: never less than its code points, so a
     text within Discord's limit by this count is within it however Discord counts."""
@@ -58,6 +63,7 @@ def fit_content(text: str, *, reserve: int = 0, limit: int = DISCORD_MAX_CHARS) 
         True
     """
     budget = max(limit - reserve, 1)
+    text = _valid(text)
     if not text.strip():
         return _EMPTY[:budget]
     if _utf16(text) <= budget:
@@ -95,7 +101,7 @@ def render_actions(text: str, actions: Sequence[Action]) -> str:
 
 def _plain_label(label: str) -> str:
     """A label without the characters that would break its bold markup."""
-    return re.sub(r"[*_~`|\\\n\r]+", " ", label).strip()[:80] or "?"
+    return re.sub(r"[*_~`|\\\n\r]+", " ", _valid(label)).strip()[:80] or "?"
 
 
 def _norm(text: str) -> str:
@@ -145,7 +151,7 @@ def _attachments(raw: Mapping[str, Any]) -> list[str]:
             item = cast(dict[str, Any], item)
             name, url = item.get("filename"), item.get("url")
             if isinstance(name, str) and isinstance(url, str):
-                lines.append(f"[attachment: {name[:200]} {url[:500]}]")
+                lines.append(_valid(f"[attachment: {name[:200]} {url[:500]}]"))
     return lines
 
 
@@ -176,11 +182,12 @@ def inbound_message(
         or author.get("bot") is True
         or author.get("system") is True
         or raw.get("webhook_id") is not None
-        or kind not in _PERSON_TYPES
+        or isinstance(kind, bool)
+        or not (isinstance(kind, int) and kind in _PERSON_TYPES)
     ):
         return message_id
     content = raw.get("content")
-    text = content if isinstance(content, str) else ""
+    text = _valid(content) if isinstance(content, str) else ""
     text = re.sub(rf"<@!?{bot_id}>", "", text).strip() if bot_id else text.strip()
     text = "\n".join([text, *_attachments(raw)]).strip()
     if not text:
@@ -194,7 +201,7 @@ def inbound_message(
     meta: dict[str, str] = {"dm": "true"} if dm else {}
     username = author.get("username")
     if isinstance(username, str) and username:
-        meta["author"] = username[:100]
+        meta["author"] = _valid(username[:100])
     return InboundMessage(
         channel="discord",
         chat=channel_id,
