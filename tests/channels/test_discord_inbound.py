@@ -432,3 +432,21 @@ def test_a_discord_section_with_nothing_to_read_opens_no_channel() -> None:
         discord_channel(config)
     with pytest.raises(SatchelUsageError, match=r"no \[discord\] section"):
         discord_channel(parse_channels("", environ={}))
+
+
+async def test_a_429_on_posting_is_retried_after_its_retry_after_or_reported_with_it(
+    channel: DiscordChannel, services: FakeServices
+) -> None:
+    services.discord.say(GENERAL, SAM, "hi")
+    (message,) = await channel.fetch()
+    services.retry_after = "0.05"
+    services.fail_next_posts.append(429)
+    sent = await channel.reply(message, "hello")  # waited 0.05 s, tried again
+    assert sent.message_id == services.discord.sent_by_bot(GENERAL)[-1]["id"]
+
+    services.retry_after = "60"  # longer than the delivery's max_wait: not waited out
+    services.fail_next_posts.append(429)
+    with pytest.raises(ChannelUnavailableError, match="429") as caught:
+        await channel.reply(message, "hello again")
+    assert caught.value.details["retry_after"] == 60
+    assert len(services.discord.sent_by_bot(GENERAL)) == 1

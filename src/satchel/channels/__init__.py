@@ -1,6 +1,8 @@
 """Channels from configuration: which channels ``send_message`` reaches (Discord,
 Bluesky, webhooks), with their secrets, allow-lists, retries and rate limits, and
-consent requests announced on the channel they came from.
+consent requests announced on the channel they came from; and the inbound channels a
+person talks to an agent on (:class:`InboundChannel`; Discord's is
+:class:`DiscordChannel`, opened by :func:`discord_channel`).
 
 One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channels`
 (``satchel serve --channels FILE``, ``satchel run``/``chat`` too, or

@@ -39,7 +39,6 @@ passed over.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -55,8 +54,10 @@ from satchel.channels._discord import DISCORD_API, DiscordEndpoint
 from satchel.channels._discord_text import (
     SNOWFLAKE,
     action_for,
+    dump_actions,
     fit_content,
     inbound_message,
+    load_actions,
     render_actions,
 )
 from satchel.channels._http import detail_of, json_object, retry_after
@@ -446,7 +447,7 @@ class DiscordChannel:
         actions = self._actions.get(message.reply_to)
         if actions is None:
             stored = await self.cursor_store.get(f"actions:{message.reply_to}")
-            actions = _load_actions(stored) if stored else ()
+            actions = load_actions(stored) if stored else ()
         data = action_for(message.text, actions)
         if data is None:
             return message
@@ -528,7 +529,7 @@ class DiscordChannel:
             self._actions[sent.message_id] = kept
             while len(self._actions) > _KEEP_ACTIONS:
                 del self._actions[next(iter(self._actions))]
-            await self.cursor_store.set(f"actions:{sent.message_id}", _dump_actions(kept))
+            await self.cursor_store.set(f"actions:{sent.message_id}", dump_actions(kept))
         return sent
 
     async def notify(self, text: str, *, actions: Sequence[Action] = ()) -> SentMessage | None:
@@ -565,26 +566,6 @@ def _str_or_none(value: Any) -> str | None:
 def _id_number(raw: dict[str, Any]) -> int:
     value = _str_or_none(raw.get("id"))
     return int(value) if value is not None and SNOWFLAKE.match(value) else -1
-
-
-def _dump_actions(actions: Sequence[Action]) -> str:
-    return json.dumps([[a.label, a.data] for a in actions])
-
-
-def _load_actions(stored: str) -> tuple[Action, ...]:
-    try:
-        pairs = json.loads(stored)
-    except ValueError:
-        return ()
-    if not isinstance(pairs, list):
-        return ()
-    found: list[Action] = []
-    for pair in cast(list[Any], pairs):
-        if isinstance(pair, list) and len(cast(list[Any], pair)) == 2:
-            label, data = cast(list[Any], pair)
-            if isinstance(label, str) and isinstance(data, str):
-                found.append(Action(label=label, data=data))
-    return tuple(found)
 
 
 def discord_channel(

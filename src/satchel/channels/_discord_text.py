@@ -5,6 +5,7 @@ with."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -16,8 +17,10 @@ from satchel.channels._inbound import Action, InboundMessage
 __all__ = [
     "SNOWFLAKE",
     "action_for",
+    "dump_actions",
     "fit_content",
     "inbound_message",
+    "load_actions",
     "render_actions",
 ]
 
@@ -212,3 +215,25 @@ def inbound_message(
         received_at=_timestamp(raw.get("timestamp")),
         meta=meta,
     )
+
+
+def dump_actions(actions: Sequence[Action]) -> str:
+    """``actions`` as text to keep in a :class:`~satchel.channels.CursorStore`."""
+    return json.dumps([[a.label, a.data] for a in actions])
+
+
+def load_actions(stored: str) -> tuple[Action, ...]:
+    """The actions :func:`dump_actions` wrote (none, for anything else)."""
+    try:
+        pairs = json.loads(stored)
+    except ValueError:
+        return ()
+    if not isinstance(pairs, list):
+        return ()
+    found: list[Action] = []
+    for pair in cast(list[Any], pairs):
+        if isinstance(pair, list) and len(cast(list[Any], pair)) == 2:
+            label, data = cast(list[Any], pair)
+            if isinstance(label, str) and isinstance(data, str):
+                found.append(Action(label=label, data=data))
+    return tuple(found)
