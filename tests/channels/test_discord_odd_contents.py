@@ -64,6 +64,22 @@ def test_any_message_object_is_read_or_passed_over(raw: Any) -> None:
         result.text.encode("utf-8")
 
 
+def test_a_reply_answers_its_message_and_a_forward_answers_none() -> None:
+    def reference(**fields: Any) -> Any:
+        raw = {"id": "1100000000000000009", "author": {"id": SAM}, "content": "this"}
+        message = inbound_message(
+            {**raw, "message_reference": fields}, channel_id=GENERAL, bot_id=BOT, dm=False
+        )
+        assert isinstance(message, InboundMessage)
+        return message.reply_to
+
+    replied = "1100000000000000001"
+    assert reference(type=0, channel_id=GENERAL, message_id=replied) == replied
+    assert reference(message_id=replied) == replied
+    assert reference(type=1, channel_id=GENERAL, message_id=replied) is None  # a forward
+    assert reference(type=0, channel_id="1", message_id=replied) is None  # from elsewhere
+
+
 def _utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 

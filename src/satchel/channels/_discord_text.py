@@ -158,6 +158,17 @@ def _attachments(raw: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _replied_to(reference: Any, channel_id: str) -> str | None:
+    """The id a message reference answers: a reply (type 0, the default) in the same
+    channel; a forward (type 1) or a reference elsewhere answers nothing here."""
+    if not isinstance(reference, dict):
+        return None
+    reference = cast(dict[str, Any], reference)
+    if reference.get("type", 0) != 0 or reference.get("channel_id", channel_id) != channel_id:
+        return None
+    return _snowflake(reference.get("message_id"))
+
+
 def inbound_message(
     raw: Any, *, channel_id: str, bot_id: str, dm: bool
 ) -> InboundMessage | str | None:
@@ -195,12 +206,7 @@ def inbound_message(
     text = "\n".join([text, *_attachments(raw)]).strip()
     if not text:
         return message_id
-    reference = raw.get("message_reference")
-    reply_to = (
-        _snowflake(cast(dict[str, Any], reference).get("message_id"))
-        if isinstance(reference, dict)
-        else None
-    )
+    reply_to = _replied_to(raw.get("message_reference"), channel_id)
     meta: dict[str, str] = {"dm": "true"} if dm else {}
     username = author.get("username")
     if isinstance(username, str) and username:
