@@ -450,3 +450,30 @@ async def test_a_429_on_posting_is_retried_after_its_retry_after_or_reported_wit
         await channel.reply(message, "hello again")
     assert caught.value.details["retry_after"] == 60
     assert len(services.discord.sent_by_bot(GENERAL)) == 1
+
+
+async def test_an_outage_while_starting_is_retried_by_the_next_fetch(
+    services: FakeServices,
+) -> None:
+    channel = make(services, MemoryCursorStore())
+    try:
+        services.discord.fail_next_gets.extend([503, 503, 503])  # every try of the start
+        with pytest.raises(ChannelUnavailableError, match=r"503.*after 3 tries"):
+            await channel.fetch()
+        assert await channel.fetch() == []
+        said = services.discord.say(GENERAL, SAM, "up again?")
+        (message,) = await channel.fetch()
+    finally:
+        await channel.aclose()
+    assert message.message_id == said["id"]
+
+
+async def test_a_user_the_bot_cannot_message_is_a_startup_error_naming_them(
+    services: FakeServices,
+) -> None:
+    channel = make(services, MemoryCursorStore(), allowed_users=[STRANGER], dm=True)
+    try:
+        with pytest.raises(SatchelUsageError, match=rf"user {STRANGER}.*Invalid Recipient"):
+            await channel.start()
+    finally:
+        await channel.aclose()
