@@ -1,6 +1,8 @@
 """Channels from configuration: which channels ``send_message`` reaches (Discord,
 Bluesky, webhooks), with their secrets, allow-lists, retries and rate limits, and
-consent requests announced on the channel they came from.
+consent requests announced on the channel they came from; and the inbound channels a
+person talks to an agent on (:class:`InboundChannel`; Discord's is
+:class:`DiscordChannel`, opened by :func:`discord_channel`).
 
 One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channels`
 (``satchel serve --channels FILE``, ``satchel run``/``chat`` too, or
@@ -31,6 +33,7 @@ from satchel.channels._config import (
 )
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._discord_inbound import DiscordChannel, MemoryCursorStore, discord_channel
 from satchel.channels._inbound import (
     Action,
     ChannelUnavailableError,
@@ -78,6 +81,7 @@ __all__ = [
     "CursorStore",
     "Delivery",
     "DeliveryConfig",
+    "DiscordChannel",
     "DiscordConfig",
     "DiscordEndpoint",
     "DiscordTarget",
@@ -87,6 +91,7 @@ __all__ = [
     "InboundMessage",
     "InboxChannel",
     "InboxConfig",
+    "MemoryCursorStore",
     "MessageRouter",
     "Notifiable",
     "NotifyConfig",
@@ -106,6 +111,7 @@ __all__ = [
     "channel_endpoints",
     "channel_router",
     "describe_target",
+    "discord_channel",
     "grapheme_count",
     "inbox_channel",
     "load_channels",
