@@ -19,7 +19,12 @@ Example:
 
 import typing
 
-from satchel.consent._broker import PermissionBroker, memory_reason, memory_scope
+from satchel.consent._broker import (
+    PermissionBroker,
+    memory_arguments,
+    memory_reason,
+    memory_scope,
+)
 from satchel.consent._gate import gated_call, with_approval
 from satchel.consent._models import (
     ApprovalError,
@@ -53,6 +58,7 @@ __all__ = [
     "args_digest",
     "canonical_json",
     "gated_call",
+    "memory_arguments",
     "memory_reason",
     "memory_scope",
     "needs_approval",
