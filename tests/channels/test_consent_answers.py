@@ -13,7 +13,7 @@ import pytest
 from channels.consent_world import NOTES, ChatChannel, DictState, model_server, world
 from satchel.agent import RunResult
 from satchel.channels import ChannelConsent
-from satchel.consent import PermissionBroker, SQLiteApprovalStore
+from satchel.consent import ConsentScope, PermissionBroker, SQLiteApprovalStore
 
 pytestmark = pytest.mark.anyio
 
@@ -319,3 +319,58 @@ async def test_a_request_from_elsewhere_goes_to_notify_and_the_call_is_not_held(
     assert announced.chat == "7"  # the channel's notify chat
     assert "wants to run wipe" in announced.text
     assert w.wiped == []
+
+
+async def test_a_mail_reply_is_read_without_its_quote_and_signature(
+    tmp_path: Path, url: str
+) -> None:
+    async with world(tmp_path / "m.db", url) as w:
+        scope = ConsentScope.tool_execution("wipe", {"path": "/a"}, agent="ada")
+        asked = await w.broker.request(
+            scope, "Run wipe", "telegram:42", arguments={"path": "/a"}, wait=False
+        )
+        announced = await w.channel.next_sent()
+        mail = (
+            "Yes, go ahead.\n\nOn Fri, 27 Nov 2026, ada wrote:\n> Approval needed: ...\n"
+            "> Request: ...\n-- \nSam\nsent from my phone, yes\n"
+        )
+        taken = await w.consent.intercept(w.message(mail, reply_to=announced.message.message_id))
+        decided = await w.broker.get(asked.id)
+
+    assert taken
+    assert decided is not None
+    assert decided.status == "approved"
+
+
+REPLIES = {
+    "yes": "approved",
+    "Yes, go ahead!": "approved",
+    "ok": "approved",
+    "👍": "approved",
+    "do it": "approved",
+    "No": "denied",
+    "no thanks": "denied",
+    "no, not now.": "denied",
+    "deny": "denied",
+    "yes but change the text first": "pending",
+    "no, do it": "pending",
+    "what is this?": "pending",
+    "": "pending",
+}
+
+
+async def test_only_a_plain_yes_or_no_answers_a_reply(tmp_path: Path, url: str) -> None:
+    seen: dict[str, str] = {}
+    async with world(tmp_path / "m.db", url) as w:
+        for number, (text, _) in enumerate(REPLIES.items()):
+            scope = ConsentScope.tool_execution("wipe", {"n": number}, agent="ada")
+            asked = await w.broker.request(scope, "Run wipe", "telegram:42", wait=False)
+            announced = await w.channel.next_sent()
+            await w.consent.intercept(w.message(text, reply_to=announced.message.message_id))
+            decided = await w.broker.get(asked.id)
+            assert decided is not None
+            seen[text] = decided.status
+            if decided.status != "pending":
+                await w.channel.next_sent()  # the confirmation
+
+    assert seen == REPLIES

@@ -63,22 +63,50 @@ _COMMAND: Final = re.compile(
     r"^\s*(approve|allow|yes|deny|refuse|no)\s+(ap_[A-Za-z0-9_-]{1,64})[\s.!]*$", re.IGNORECASE
 )
 _YES: Final = frozenset(
-    {"yes", "y", "yep", "yeah", "ok", "okay", "sure", "approve", "approved", "allow", "go ahead"}
-    | {"do it", "👍", "✅"}
+    {"yes", "y", "yep", "yeah", "ok", "okay", "sure", "approve", "approved", "allow", "👍", "✅"}
 )
 _NO: Final = frozenset(
     {"no", "n", "nope", "deny", "denied", "refuse", "reject", "don't", "dont", "cancel"}
     | {"👎", "❌"}
 )
+_YES_AFTER: Final = frozenset({"please", "go", "ahead", "do", "it", "thanks", "thank", "you"})
+"""Words that may follow a yes without making it ambiguous (``yes, go ahead``)."""
+_NO_AFTER: Final = frozenset({"please", "thanks", "thank", "you", "not", "now"})
+"""Words that may follow a no (``no thanks``, ``no, not now``)."""
+_PUNCTUATION: Final = re.compile(r"[.,;:!?]+")
 _APPROVING: Final = frozenset({"approve", "allow", "yes"})
 
 
+_QUOTE_HEAD: Final = re.compile(r"^on .{1,200} wrote:$", re.IGNORECASE)
+
+
+def _own_words(text: str) -> str:
+    """``text`` without what a mail client adds to a reply: the quoted message (lines
+    starting with ``>``, and the ``On ... wrote:`` line above them) and the signature
+    (from a ``-- `` line on)."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if line.rstrip() == "--":
+            break
+        stripped = line.strip()
+        if stripped.startswith(">") or _QUOTE_HEAD.match(stripped):
+            continue
+        kept.append(stripped)
+    return " ".join(" ".join(kept).split())
+
+
 def _verdict(text: str) -> bool | None:
-    """``True`` for a plain yes, ``False`` for a plain no, ``None`` for anything else."""
-    said = " ".join(text.strip().lower().rstrip(".!").split())
-    if said in _YES:
+    """``True`` for a plain yes, ``False`` for a plain no, ``None`` for anything else
+    (a mail reply's quote and signature left out)."""
+    words = _PUNCTUATION.sub(" ", _own_words(text).lower()).split()
+    if words == ["go", "ahead"] or words == ["do", "it"]:
         return True
-    if said in _NO:
+    if not words:
+        return None
+    first, rest = words[0], set(words[1:])
+    if first in _YES and rest <= _YES_AFTER:
+        return True
+    if first in _NO and rest <= _NO_AFTER:
         return False
     return None
 
@@ -278,7 +306,7 @@ class ChannelConsent:
                 if message.action.startswith(start) and len(message.action) > len(start):
                     return message.action[len(start) :], approve
             return None
-        command = _COMMAND.match(message.text)
+        command = _COMMAND.match(_own_words(message.text))
         if command is not None:
             return command.group(2), command.group(1).lower() in _APPROVING
         verdict = _verdict(message.text)
