@@ -30,12 +30,16 @@ def test_secret_looking_arguments_and_url_credentials_are_never_shown() -> None:
         "password": "hunter2",
         "smtp": {"host": "mail.example.org", "api_key": "sk-123"},
         "server": "https://ada:s3cret@dav.example.org/cal/",
+        "author": "Sam",
+        "headers": {"Authorization": "Bearer xyz"},
     }
     text = announcement(_tool_request(arguments))
 
     assert "hunter2" not in text
     assert "sk-123" not in text
     assert "s3cret" not in text
+    assert "xyz" not in text
+    assert "author='Sam'" in text
     assert "password=[hidden]" in text
     assert "api_key: [hidden]" in text
     assert "server='https://dav.example.org/cal/'" in text

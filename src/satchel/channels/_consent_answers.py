@@ -30,7 +30,6 @@ that asked goes its usual way, and an approval given there is used by its next t
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Final
@@ -44,6 +43,8 @@ from satchel.channels._consent_text import (
     DENY_DATA,
     announcement,
     answer_buttons,
+    command,
+    verdict,
     what_is_asked,
 )
 from satchel.channels._inbound import CursorStore, InboundChannel, InboundMessage, SentMessage
@@ -59,56 +60,6 @@ DEFAULT_CONSENT_WAIT: Final = 300.0
 _QUEUE: Final = 100
 _DRAIN_SECONDS: Final = 5.0
 _STATE_KEY: Final = "consent:{channel}:{chat}:{message_id}"
-_COMMAND: Final = re.compile(
-    r"^\s*(approve|allow|yes|deny|refuse|no)\s+(ap_[A-Za-z0-9_-]{1,64})[\s.!]*$", re.IGNORECASE
-)
-_YES: Final = frozenset(
-    {"yes", "y", "yep", "yeah", "ok", "okay", "sure", "approve", "approved", "allow", "👍", "✅"}
-)
-_NO: Final = frozenset(
-    {"no", "n", "nope", "deny", "denied", "refuse", "reject", "don't", "dont", "cancel"}
-    | {"👎", "❌"}
-)
-_YES_AFTER: Final = frozenset({"please", "go", "ahead", "do", "it", "thanks", "thank", "you"})
-"""Words that may follow a yes without making it ambiguous (``yes, go ahead``)."""
-_NO_AFTER: Final = frozenset({"please", "thanks", "thank", "you", "not", "now"})
-"""Words that may follow a no (``no thanks``, ``no, not now``)."""
-_PUNCTUATION: Final = re.compile(r"[.,;:!?]+")
-_APPROVING: Final = frozenset({"approve", "allow", "yes"})
-
-
-_QUOTE_HEAD: Final = re.compile(r"^on .{1,200} wrote:$", re.IGNORECASE)
-
-
-def _own_words(text: str) -> str:
-    """``text`` without what a mail client adds to a reply: the quoted message (lines
-    starting with ``>``, and the ``On ... wrote:`` line above them) and the signature
-    (from a ``-- `` line on)."""
-    kept: list[str] = []
-    for line in text.splitlines():
-        if line.rstrip() == "--":
-            break
-        stripped = line.strip()
-        if stripped.startswith(">") or _QUOTE_HEAD.match(stripped):
-            continue
-        kept.append(stripped)
-    return " ".join(" ".join(kept).split())
-
-
-def _verdict(text: str) -> bool | None:
-    """``True`` for a plain yes, ``False`` for a plain no, ``None`` for anything else
-    (a mail reply's quote and signature left out)."""
-    words = _PUNCTUATION.sub(" ", _own_words(text).lower()).split()
-    if words == ["go", "ahead"] or words == ["do", "it"]:
-        return True
-    if not words:
-        return None
-    first, rest = words[0], set(words[1:])
-    if first in _YES and rest <= _YES_AFTER:
-        return True
-    if first in _NO and rest <= _NO_AFTER:
-        return False
-    return None
 
 
 class ChannelConsent:
@@ -306,19 +257,19 @@ class ChannelConsent:
                 if message.action.startswith(start) and len(message.action) > len(start):
                     return message.action[len(start) :], approve
             return None
-        command = _COMMAND.match(_own_words(message.text))
-        if command is not None:
-            return command.group(2), command.group(1).lower() in _APPROVING
-        verdict = _verdict(message.text)
-        if verdict is None:
+        commanded = command(message.text)
+        if commanded is not None:
+            return commanded
+        said = verdict(message.text)
+        if said is None:
             return None
         replied = await self._announced_as(message)
         if replied is not None:
-            return replied, verdict
+            return replied, said
         if message.reply_to is not None:
             return None  # a yes to some other message of the chat
         waiting = await self._waiting_in(message.origin)
-        return (waiting[0], verdict) if len(waiting) == 1 else None
+        return (waiting[0], said) if len(waiting) == 1 else None
 
     async def _waiting_in(self, origin: str) -> list[str]:
         """The requests announced in the chat ``origin`` that still wait."""

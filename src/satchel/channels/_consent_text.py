@@ -1,7 +1,8 @@
-"""What :class:`~satchel.channels.ChannelConsent` writes in a chat: the announcement of
-an approval request (which agent, what it wants to change, a bounded excerpt of the
-arguments with anything secret-looking hidden, the request id and how to answer), and
-the short answers to a person's reply.
+"""What :class:`~satchel.channels.ChannelConsent` writes and reads in a chat: the
+announcement of an approval request (which agent, what it wants to change, a bounded
+excerpt of the arguments with anything secret-looking hidden, the request id and how to
+answer), and the person's answer (a plain yes or no, ``approve <id>``), read without
+what a mail client adds to a reply.
 
 The excerpt is built from the request's ``arguments`` and never from its ``reason``: a
 tool call's reason quotes its arguments whole, secrets included.
@@ -22,7 +23,10 @@ __all__ = [
     "DENY_DATA",
     "announcement",
     "answer_buttons",
+    "command",
     "excerpt",
+    "own_words",
+    "verdict",
     "what_is_asked",
 ]
 
@@ -32,14 +36,84 @@ DENY_DATA: Final = "consent:deny:"
 """The start of a Deny button's data; the request id follows."""
 
 _SECRET_KEY: Final = re.compile(
-    r"pass(word|wd|phrase)?|secret|token|api[_-]?key|auth|credential|cookie|session|"
-    r"private[_-]?key",
+    r"pass(word|wd|phrase)|secret|token|api[_-]?key|(^|[_-])auth($|[_-]|orization)|"
+    r"credential|cookie|private[_-]?key|^pin$",
     re.IGNORECASE,
 )
+"""Argument names whose values an announcement never shows (``password``,
+``smtp_password``, ``api_key``, ``auth``, ``authorization``...; not ``author``)."""
 _HIDDEN: Final = "[hidden]"
 _VALUE_CHARS: Final = 120
 _EXCERPT_CHARS: Final = 500
 _REASON_CHARS: Final = 300
+
+_COMMAND: Final = re.compile(
+    r"^\s*(approve|allow|yes|deny|refuse|no)\s+(ap_[A-Za-z0-9_-]{1,64})[\s.!]*$", re.IGNORECASE
+)
+_YES: Final = frozenset(
+    {"yes", "y", "yep", "yeah", "ok", "okay", "sure", "approve", "approved", "allow", "👍", "✅"}
+)
+_NO: Final = frozenset(
+    {"no", "n", "nope", "deny", "denied", "refuse", "reject", "don't", "dont", "cancel"}
+    | {"👎", "❌"}
+)
+_YES_AFTER: Final = frozenset({"please", "go", "ahead", "do", "it", "thanks", "thank", "you"})
+"""Words that may follow a yes without making it ambiguous (``yes, go ahead``)."""
+_NO_AFTER: Final = frozenset({"please", "thanks", "thank", "you", "not", "now"})
+"""Words that may follow a no (``no thanks``, ``no, not now``)."""
+_PUNCTUATION: Final = re.compile(r"[.,;:!?]+")
+_APPROVING: Final = frozenset({"approve", "allow", "yes"})
+_QUOTE_HEAD: Final = re.compile(r"^on .{1,200} wrote:$", re.IGNORECASE)
+
+
+def own_words(text: str) -> str:
+    """``text`` without what a mail client adds to a reply: the quoted message (lines
+    starting with ``>``, and the ``On ... wrote:`` line above them) and the signature
+    (from a ``-- `` line on)."""
+    kept: list[str] = []
+    for line in text.splitlines():
+        if line.rstrip() == "--":
+            break
+        stripped = line.strip()
+        if stripped.startswith(">") or _QUOTE_HEAD.match(stripped):
+            continue
+        kept.append(stripped)
+    return " ".join(" ".join(kept).split())
+
+
+def verdict(text: str) -> bool | None:
+    """``True`` for a plain yes, ``False`` for a plain no, ``None`` for anything else
+    (a mail reply's quote and signature left out).
+
+    Example:
+        >>> verdict("Yes, go ahead!"), verdict("no thanks"), verdict("yes but later")
+        (True, False, None)
+    """
+    words = _PUNCTUATION.sub(" ", own_words(text).lower()).split()
+    if words == ["go", "ahead"] or words == ["do", "it"]:
+        return True
+    if not words:
+        return None
+    first, rest = words[0], set(words[1:])
+    if first in _YES and rest <= _YES_AFTER:
+        return True
+    if first in _NO and rest <= _NO_AFTER:
+        return False
+    return None
+
+
+def command(text: str) -> tuple[str, bool] | None:
+    """The request id and verdict of ``approve <id>`` or ``deny <id>`` (also ``yes``,
+    ``allow``, ``no``, ``refuse``), or ``None``.
+
+    Example:
+        >>> command("deny ap_Xw3")
+        ('ap_Xw3', False)
+    """
+    found = _COMMAND.match(own_words(text))
+    if found is None:
+        return None
+    return found.group(2), found.group(1).lower() in _APPROVING
 
 
 def _cut(text: str, limit: int) -> str:
