@@ -11,8 +11,9 @@ import pytest
 from anyio.abc import TaskStatus
 
 from satchel import ToolContext, ToolRegistry, tool
-from satchel._errors import PermissionDeniedError
+from satchel._errors import ConsentRequiredError, PermissionDeniedError
 from satchel.consent import (
+    AnsweredConsent,
     ApprovalRequest,
     Decision,
     InMemoryApprovalStore,
@@ -199,3 +200,59 @@ def test_memory_arguments_are_the_writes_content() -> None:
     assert memory_arguments(request("archival")) == {"content": "archival"}
     assert memory_arguments(request(None)) is None
     assert "content" not in request({"text": "Tea."}).model_dump()
+
+
+async def test_answered_consent_fails_like_no_handler_where_nobody_answers(
+    tmp_path: Path,
+) -> None:
+    async with PermissionBroker(InMemoryApprovalStore()) as broker:
+        broker.add_answerer(_telegram)
+        async with (
+            SQLiteStore(tmp_path / "a.db", embedder=None) as bare,
+            SQLiteStore(tmp_path / "b.db", embedder=None, consent=AnsweredConsent(broker)) as store,
+        ):
+            errors: list[ConsentRequiredError] = []
+            for each in (bare, store):
+                await each.create_block("ada", "notes", "Plans.", permission=Permission.HUMAN)
+                with pytest.raises(ConsentRequiredError) as caught:
+                    await each.append_to_block(
+                        "ada", "notes", "Tea.", origin=RequestOrigin(channel="agent:ada")
+                    )
+                errors.append(caught.value)
+        filed = await broker.list()
+
+    assert [e.message for e in errors] == [errors[0].message] * 2
+    assert errors[1].details == errors[0].details
+    assert filed == []
+
+
+async def test_answered_consent_waits_for_the_answer_where_someone_answers(
+    tmp_path: Path,
+) -> None:
+    asked: list[str] = []
+
+    async def fallback(request: ConsentRequest, /) -> bool:
+        asked.append(request.origin)
+        return True
+
+    async with PermissionBroker(InMemoryApprovalStore(), poll_interval=0.05) as broker:
+        broker.add_answerer(_telegram)
+        consent = AnsweredConsent(broker, fallback)
+        async with SQLiteStore(tmp_path / "m.db", embedder=None, consent=consent) as store:
+            await store.create_block("ada", "notes", "Plans.", permission=Permission.HUMAN)
+            async with anyio.create_task_group() as group:
+                await group.start(_decide_first, broker, Decision.deny())
+                with pytest.raises(PermissionDeniedError, match="refused"):
+                    await store.append_to_block(
+                        "ada", "notes", "Tea.", origin=RequestOrigin(channel="telegram:42")
+                    )
+            block = await store.append_to_block(
+                "ada", "notes", "Cake.", origin=RequestOrigin(channel="chat")
+            )
+        [request] = await broker.list()
+
+    assert (request.origin, request.status, request.decided_by) == (
+        "telegram:42", "denied", "telegram:7"
+    )  # fmt: skip
+    assert asked == ["chat"]
+    assert block.value == "Plans.\nCake."

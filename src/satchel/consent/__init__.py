@@ -19,6 +19,7 @@ Example:
 
 import typing
 
+from satchel.consent._answered import AnsweredConsent
 from satchel.consent._broker import (
     PermissionBroker,
     memory_arguments,
@@ -44,6 +45,7 @@ if typing.TYPE_CHECKING:
     from satchel.consent._postgres import PostgresApprovalStore
 
 __all__ = [
+    "AnsweredConsent",
     "ApprovalError",
     "ApprovalPolicy",
     "ApprovalRequest",
