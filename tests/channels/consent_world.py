@@ -20,7 +20,12 @@ from satchel import ToolRegistry, tool
 from satchel.agent import Agent, RunResult
 from satchel.agent._model_clients import OpenAIModel
 from satchel.channels import Action, ChannelConsent, InboundMessage, SentMessage
-from satchel.consent import PermissionBroker, SQLiteApprovalStore, with_approval
+from satchel.consent import (
+    AnsweredConsent,
+    PermissionBroker,
+    SQLiteApprovalStore,
+    with_approval,
+)
 from satchel.mcp import MemoryConsent
 from satchel.memory import ConsentHandler, Permission, SQLiteStore
 
@@ -183,7 +188,9 @@ async def world(
 ) -> AsyncIterator[World]:
     """A world on the database ``db`` and the model at ``url``; ``handler`` picks the
     memory store's consent handler (``memory-consent``: :class:`MemoryConsent`, as
-    ``satchel serve`` has; ``broker``: the broker itself)."""
+    ``satchel serve`` has; ``answered``: :class:`AnsweredConsent`, as ``satchel run``
+    and ``satchel up`` have, where a write with no one to answer fails with
+    ``ConsentRequiredError``; ``broker``: the broker itself)."""
     wiped: list[str] = []
 
     @tool(destructive=True)
@@ -193,9 +200,12 @@ async def world(
         return f"wiped {path}"
 
     async with PermissionBroker(SQLiteApprovalStore(db), poll_interval=0.05) as broker:
-        consent_handler: ConsentHandler = (
-            MemoryConsent(broker) if handler == "memory-consent" else broker
-        )
+        handlers: dict[str, ConsentHandler] = {
+            "memory-consent": MemoryConsent(broker),
+            "answered": AnsweredConsent(broker),
+            "broker": broker,
+        }
+        consent_handler = handlers[handler]
         async with SQLiteStore(db, embedder=None, consent=consent_handler) as store:
             if await store.list_blocks("ada") == []:
                 await store.create_block("ada", "notes", NOTES, permission=Permission.HUMAN)

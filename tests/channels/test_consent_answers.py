@@ -34,7 +34,7 @@ def _request_id(text: str) -> str:
     return word.rstrip(".,;:)'")
 
 
-@pytest.mark.parametrize("handler", ["memory-consent", "broker"])
+@pytest.mark.parametrize("handler", ["answered", "memory-consent", "broker"])
 async def test_a_yes_reply_to_the_announcement_writes_once_and_the_turn_reports_it(
     tmp_path: Path, url: str, handler: str
 ) -> None:
