@@ -56,7 +56,7 @@ async def test_a_yes_reply_to_the_announcement_writes_once_and_the_turn_reports_
 
     assert announced.chat == "42"
     assert "agent 'ada' wants to append to memory block 'notes'" in announced.text
-    assert "Content: text='Buy oat milk.'" in announced.text
+    assert "\nContent: text='Buy oat milk.'\n" in announced.text
     assert [a.label for a in announced.actions] == ["Approve", "Deny"]
     assert confirmed.reply_to == answer.message_id
     assert confirmed.text.startswith("Approved: agent 'ada' may append to memory block 'notes'")

@@ -176,8 +176,13 @@ def announcement(request: ApprovalRequest) -> str:
     lines = [f"Approval needed: agent {request.agent!r} wants to {what_is_asked(request)}."]
     if request.scope.kind == "memory_edit":
         lines.append(f"What: {_cut(redact_urls(request.reason), _REASON_CHARS)}")
-        if request.arguments:
-            lines.append(f"Content: {excerpt(request.arguments)}")
+        content = {
+            key: value
+            for key, value in (request.arguments or {}).items()
+            if value is not None and key != "separator"  # how, not what
+        }
+        if content:
+            lines.append(f"Content: {excerpt(content)}")
     elif request.arguments:
         lines.append(f"Arguments: {excerpt(request.arguments)}")
     expires = request.expires_at.strftime("%H:%M UTC")
