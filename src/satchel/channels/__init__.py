@@ -10,7 +10,8 @@ One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channel
 alike: :func:`channel_router` builds the :class:`MessageRouter`, whose
 ``send_message`` then offers exactly the configured targets, and
 :class:`ConsentAnnouncer` tells the human on that channel when an agent asks for
-approval.
+approval. On an inbound channel (``satchel up``), :class:`ChannelConsent` announces the
+request in the chat it came from and takes the person's answer there.
 
 Example:
     >>> config = load_channels("channels.toml")
@@ -31,6 +32,7 @@ from satchel.channels._config import (
     RateLimitConfig,
     WebhookConfig,
 )
+from satchel.channels._consent_answers import ChannelConsent
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
 from satchel.channels._discord_inbound import DiscordChannel, MemoryCursorStore, discord_channel
@@ -76,6 +78,7 @@ __all__ = [
     "BlueskyEndpoint",
     "BlueskyTarget",
     "ChannelConfig",
+    "ChannelConsent",
     "ChannelUnavailableError",
     "ConsentAnnouncer",
     "CursorStore",
