@@ -7,6 +7,15 @@ Shapes follow the services' documentation: Discord ``POST
 ``{"content": ...}``, errors as ``{"message", "code"}`` and 429 as ``{"message",
 "retry_after", "global"}`` plus ``Retry-After``; XRPC errors as ``{"error",
 "message"}``, rate limits with ``RateLimit-*`` headers.
+
+For the inbound Discord channel, :class:`FakeDiscord` is a small Discord: channels a test
+registers hold message objects in Discord's JSON shape (``author``, ``timestamp``,
+``message_reference``, type 0 or 19), people post into them with
+:meth:`FakeDiscord.say`, and the bot reads them with ``GET
+/channels/{id}/messages?after=&limit=`` (newest first, as Discord answers, with
+``X-RateLimit-*`` headers), learns itself from ``GET /users/@me``, opens direct messages
+with ``POST /users/@me/channels {recipient_id}``, and posts (replies with
+``message_reference``) into them. Unregistered channels keep the original answers.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,6 +34,8 @@ from urllib.parse import parse_qs, urlsplit
 import regex
 
 DISCORD_TOKEN = "bot-token-1"
+DISCORD_BOT_ID = "1000000000000000001"
+DISCORD_GUILD_ID = "500000000000000001"
 BSKY_IDENTIFIER = "satchel.bsky.social"
 BSKY_PASSWORD = "app-pass-1234"
 BSKY_DID = "did:plc:satchelbot"
@@ -39,6 +51,160 @@ class Seen:
     query: dict[str, list[str]]
     headers: dict[str, str]
     body: Any
+
+
+def _discord_user(user_id: str, username: str, *, bot: bool = False) -> dict[str, Any]:
+    user: dict[str, Any] = {
+        "id": user_id,
+        "username": username,
+        "global_name": username.title(),
+        "discriminator": "0",
+        "avatar": None,
+        "public_flags": 0,
+    }
+    if bot:
+        user["bot"] = True
+    return user
+
+
+@dataclass
+class FakeDiscord:
+    """The Discord side of the server: registered channels and their messages, the
+    users the bot may open direct messages with, and switches tests flip. Every method
+    holds ``lock`` (the server's)."""
+
+    lock: threading.Lock
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    messages: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict[str, list[dict[str, Any]]]
+    )
+    users: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    dm_channels: dict[str, str] = field(default_factory=dict[str, str])
+    """User id to the id of the bot's direct-message channel with them."""
+    forbidden: set[str] = field(default_factory=set[str])
+    """Channel ids the bot may not see (403 Missing Access)."""
+    fail_next_gets: list[int] = field(default_factory=list[int])
+    """Statuses (429 or 5xx) the next Discord GETs get, one each."""
+    bucket_empty: dict[str, float] = field(default_factory=dict[str, float])
+    """Channel id to the ``X-RateLimit-Reset-After`` its reads answer with
+    ``X-RateLimit-Remaining: 0``."""
+    next_id: int = 1100000000000000001
+
+    def snowflake(self) -> str:
+        """A fresh message or channel id, larger than every earlier one."""
+        value = self.next_id
+        self.next_id += 1
+        return str(value)
+
+    def add_channel(self, channel_id: str, name: str) -> None:
+        """Register a guild text channel the bot can read and post in."""
+        with self.lock:
+            self.channels[channel_id] = {
+                "id": channel_id,
+                "type": 0,
+                "guild_id": DISCORD_GUILD_ID,
+                "name": name,
+                "position": len(self.channels),
+                "permission_overwrites": [],
+                "last_message_id": None,
+                "nsfw": False,
+                "topic": None,
+                "rate_limit_per_user": 0,
+                "parent_id": None,
+            }
+            self.messages[channel_id] = []
+
+    def add_user(self, user_id: str, username: str) -> None:
+        """Register a person the bot may open a direct-message channel with."""
+        with self.lock:
+            self.users[user_id] = _discord_user(user_id, username)
+
+    def dm_channel(self, user_id: str) -> str:
+        """The id of the bot's direct-message channel with ``user_id`` (opened now if it
+        was not)."""
+        with self.lock:
+            return self._dm_channel(user_id)
+
+    def _dm_channel(self, user_id: str) -> str:
+        channel_id = self.dm_channels.get(user_id)
+        if channel_id is None:
+            channel_id = self.snowflake()
+            self.dm_channels[user_id] = channel_id
+            self.channels[channel_id] = {
+                "id": channel_id,
+                "type": 1,
+                "last_message_id": None,
+                "flags": 0,
+                "recipients": [self.users[user_id]],
+            }
+            self.messages[channel_id] = []
+        return channel_id
+
+    def say(
+        self,
+        channel_id: str,
+        author_id: str,
+        content: str,
+        *,
+        reply_to: str | None = None,
+        bot: bool = False,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """Post a message as ``author_id`` (a person, or another bot); return it."""
+        with self.lock:
+            author = self.users.get(author_id) or _discord_user(author_id, f"user{author_id[-4:]}")
+            if bot:
+                author = {**author, "bot": True}
+            return self._post(channel_id, author, content, reply_to, extra)
+
+    def _post(
+        self,
+        channel_id: str,
+        author: dict[str, Any],
+        content: str,
+        reply_to: str | None,
+        extra: dict[str, Any],
+    ) -> dict[str, Any]:
+        message_id = self.snowflake()
+        message: dict[str, Any] = {
+            "id": message_id,
+            "type": 19 if reply_to else 0,
+            "channel_id": channel_id,
+            "author": author,
+            "content": content,
+            "timestamp": datetime.now(UTC).isoformat(timespec="microseconds"),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            "flags": 0,
+            "components": [],
+        }
+        if reply_to:
+            message["message_reference"] = {
+                "type": 0,
+                "channel_id": channel_id,
+                "message_id": reply_to,
+            }
+            if self.channels[channel_id].get("guild_id"):
+                message["message_reference"]["guild_id"] = DISCORD_GUILD_ID
+            referenced = next((m for m in self.messages[channel_id] if m["id"] == reply_to), None)
+            message["referenced_message"] = referenced
+        message.update(extra)
+        self.messages[channel_id].append(message)
+        self.channels[channel_id]["last_message_id"] = message_id
+        return message
+
+    def sent_by_bot(self, channel_id: str) -> list[dict[str, Any]]:
+        """The messages the bot posted in ``channel_id``, oldest first."""
+        with self.lock:
+            return [
+                m for m in self.messages.get(channel_id, []) if m["author"]["id"] == DISCORD_BOT_ID
+            ]
 
 
 @dataclass
@@ -61,9 +227,11 @@ class FakeServices:
     posts: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     lock: threading.Lock = field(default_factory=threading.Lock)
     arrived: threading.Condition = field(init=False)
+    discord: FakeDiscord = field(init=False)
 
     def __post_init__(self) -> None:
         self.arrived = threading.Condition(self.lock)
+        self.discord = FakeDiscord(self.lock)
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.path}" for r in self.requests]
@@ -119,6 +287,9 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             seen = self._record()
+            if seen.path.startswith("/api/v10/"):
+                self._discord_get(seen)
+                return
             if seen.path == "/xrpc/com.atproto.identity.resolveHandle":
                 handle = (seen.query.get("handle") or [""])[0]
                 did = KNOWN_HANDLES.get(handle)
@@ -137,6 +308,11 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                 status = state.fail_next_posts.pop(0) if state.fail_next_posts else None
             if status is None:
                 return False
+            self._fail(status)
+            return True
+
+        def _fail(self, status: int) -> None:
+            """Answer a 429 (with Discord's body and ``Retry-After``) or a bare 5xx."""
             if status == 429:
                 self._reply(
                     429,
@@ -149,14 +325,15 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
                 )
             else:
                 self._reply(status, f"{status} Bad Gateway")
-            return True
 
         def do_POST(self) -> None:
             seen = self._record()
             path = seen.path
             if not path.startswith("/xrpc/") and self._transient():
                 return
-            if path.startswith("/api/v10/channels/") and path.endswith("/messages"):
+            if path == "/api/v10/users/@me/channels":
+                self._discord_open_dm(seen)
+            elif path.startswith("/api/v10/channels/") and path.endswith("/messages"):
                 self._discord(seen, path.split("/")[4])
             elif path == "/xrpc/com.atproto.server.createSession":
                 self._create_session(seen)
@@ -169,9 +346,112 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
 
         # --- Discord ---------------------------------------------------------------
 
+        def _discord_authorized(self, seen: Seen) -> bool:
+            if seen.headers.get("authorization") == f"Bot {DISCORD_TOKEN}":
+                return True
+            self._reply(401, {"message": "401: Unauthorized", "code": 0})
+            return False
+
+        def _discord_get(self, seen: Seen) -> None:
+            discord = state.discord
+            with state.lock:
+                failure = discord.fail_next_gets.pop(0) if discord.fail_next_gets else None
+            if failure is not None:
+                self._fail(failure)
+                return
+            if not self._discord_authorized(seen):
+                return
+            parts = seen.path.removeprefix("/api/v10/").split("/")
+            if parts == ["users", "@me"]:
+                self._reply(200, _discord_user(DISCORD_BOT_ID, "satchel", bot=True))
+                return
+            if len(parts) not in (2, 3) or parts[0] != "channels":
+                self._reply(404, {"message": "404: Not Found", "code": 0})
+                return
+            channel_id = parts[1]
+            with state.lock:
+                channel = discord.channels.get(channel_id)
+                known = channel is not None and channel_id not in discord.forbidden
+                stored = list(discord.messages.get(channel_id, []))
+                empty_for = discord.bucket_empty.get(channel_id)
+            if channel_id in discord.forbidden:
+                self._reply(403, {"message": "Missing Access", "code": 50001})
+                return
+            if not known or channel is None:
+                self._reply(404, {"message": "Unknown Channel", "code": 10003})
+                return
+            if len(parts) == 2:
+                self._reply(200, channel)
+                return
+            if parts[2] != "messages":
+                self._reply(404, {"message": "404: Not Found", "code": 0})
+                return
+            self._discord_list(seen, stored, empty_for)
+
+        def _discord_list(
+            self, seen: Seen, stored: list[dict[str, Any]], empty_for: float | None
+        ) -> None:
+            """``GET /channels/{id}/messages``: the oldest ``limit`` after ``after`` (or
+            the newest ``limit``), newest first."""
+            try:
+                limit = int((seen.query.get("limit") or ["50"])[0])
+                after = int((seen.query.get("after") or ["-1"])[0])
+            except ValueError:
+                limit, after = 0, -1
+            if not 1 <= limit <= 100:
+                self._reply(
+                    400,
+                    {
+                        "message": "Invalid Form Body",
+                        "code": 50035,
+                        "errors": {
+                            "limit": {
+                                "_errors": [
+                                    {
+                                        "code": "NUMBER_TYPE_MAX",
+                                        "message": "int value should be less than or equal to 100.",
+                                    }
+                                ]
+                            }
+                        },
+                    },
+                )
+                return
+            if after >= 0:
+                chosen = [m for m in stored if int(m["id"]) > after][:limit]
+            else:
+                chosen = stored[-limit:]
+            headers = {
+                "X-RateLimit-Limit": "5",
+                "X-RateLimit-Remaining": "0" if empty_for is not None else "4",
+                "X-RateLimit-Reset": f"{time.time() + (empty_for or 5.0):.3f}",
+                "X-RateLimit-Reset-After": f"{empty_for or 5.0:.3f}",
+                "X-RateLimit-Bucket": "0f6ed7d5a0a4b6c18d2c7b1f2e8d3a91",
+            }
+            self._reply(200, list(reversed(chosen)), headers)
+
+        def _discord_open_dm(self, seen: Seen) -> None:
+            if not self._discord_authorized(seen):
+                return
+            body = seen.body if isinstance(seen.body, dict) else {}
+            recipient = str(body.get("recipient_id"))
+            with state.lock:
+                if recipient not in state.discord.users:
+                    channel = None
+                else:
+                    channel = state.discord.channels[state.discord._dm_channel(recipient)]
+            if channel is None:
+                self._reply(400, {"message": "Invalid Recipient(s)", "code": 50033})
+            else:
+                self._reply(200, channel)
+
         def _discord(self, seen: Seen, channel: str) -> None:
-            if seen.headers.get("authorization") != f"Bot {DISCORD_TOKEN}":
-                self._reply(401, {"message": "401: Unauthorized", "code": 0})
+            if not self._discord_authorized(seen):
+                return
+            with state.lock:
+                registered = channel in state.discord.channels
+            if registered:
+                self._discord_post(seen, channel)
                 return
             if channel == "429":
                 self._reply(
@@ -194,6 +474,74 @@ def _handler(state: FakeServices) -> type[BaseHTTPRequestHandler]:
             self._reply(
                 200, {"id": "1100000000000000001", "channel_id": channel, "content": content}
             )
+
+        def _discord_post(self, seen: Seen, channel: str) -> None:
+            """A post into a registered channel: stored, and answered with the message
+            object, as Discord does."""
+            if channel in state.discord.forbidden:
+                self._reply(403, {"message": "Missing Permissions", "code": 50013})
+                return
+            body = seen.body if isinstance(seen.body, dict) else {}
+            content = body.get("content")
+            if not isinstance(content, str) or not content.strip():
+                self._reply(400, {"message": "Cannot send an empty message", "code": 50006})
+                return
+            if len(content) > 2000:
+                self._reply(
+                    400,
+                    {
+                        "message": "Invalid Form Body",
+                        "code": 50035,
+                        "errors": {
+                            "content": {
+                                "_errors": [
+                                    {
+                                        "code": "BASE_TYPE_MAX_LENGTH",
+                                        "message": "Must be 2000 or fewer in length.",
+                                    }
+                                ]
+                            }
+                        },
+                    },
+                )
+                return
+            reference = body.get("message_reference")
+            reply_to = None
+            with state.lock:
+                if isinstance(reference, dict):
+                    reply_to = str(reference.get("message_id"))
+                    exists = any(m["id"] == reply_to for m in state.discord.messages[channel])
+                    if not exists and reference.get("fail_if_not_exists", True):
+                        reply_to = None
+                        problem = True
+                    else:
+                        problem = False
+                else:
+                    problem = False
+                if not problem:
+                    bot = _discord_user(DISCORD_BOT_ID, "satchel", bot=True)
+                    extra = {"components": body.get("components") or []}
+                    message = state.discord._post(channel, bot, content, reply_to, extra)
+            if problem:
+                self._reply(
+                    400,
+                    {
+                        "message": "Invalid Form Body",
+                        "code": 50035,
+                        "errors": {
+                            "message_reference": {
+                                "_errors": [
+                                    {
+                                        "code": "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
+                                        "message": "Unknown message",
+                                    }
+                                ]
+                            }
+                        },
+                    },
+                )
+                return
+            self._reply(200, message)
 
         # --- Bluesky ---------------------------------------------------------------
 

@@ -50,6 +50,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "compose": frozenset({"registry", "schema", "tools"}),
     "providers": frozenset({"registry", "schema", "tools"}),
     "channels": frozenset({"consent", "memory", "tools"}),
+    "sources": frozenset({"memory", "tools"}),  # the file tools over memory.sources
     "builtin": frozenset({"channels", "embed", "memory", "registry", "schema", "tools"}),
     "toolkit": frozenset({"memory", "registry", "tools"}),
     "mcp": frozenset({"builtin", "consent", "memory", "registry", "schema", "tools"}),
@@ -85,6 +86,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "registry",
         "rules",
         "schema",
+        "sources",
         "tools",
         "toolkit",
     },

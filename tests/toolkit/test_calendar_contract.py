@@ -212,6 +212,41 @@ async def test_an_update_moves_the_event_and_keeps_its_length(tools: ToolRegistr
     assert [(e["title"], e["start"]) for e in events] == [("Lunch", "2026-11-27T13:00:00+01:00")]
 
 
+async def test_a_new_repeat_moves_an_off_rule_start_onto_the_rule_keeping_the_length(
+    tools: ToolRegistry,
+) -> None:
+    made = await ok(
+        tools,
+        "add_calendar_event",
+        {"title": "Review", "start_time": "wednesday at 2pm", "duration": "45 minutes"},
+    )
+    updated = await ok(
+        tools, "update_calendar_event", {"event_id": made["event_id"], "recurrence": "every Friday"}
+    )
+    assert (updated["start"], updated["end"]) == (
+        "2026-11-27T14:00:00+01:00",
+        "2026-11-27T14:45:00+01:00",
+    )
+    events = await listed(tools, "2026-11-24", "2026-12-06")
+    assert [e["start"] for e in events] == [
+        "2026-11-27T14:00:00+01:00",
+        "2026-12-04T14:00:00+01:00",
+    ]
+
+
+async def test_a_repeat_given_with_a_new_start_repeats_from_the_new_start(
+    tools: ToolRegistry,
+) -> None:
+    made = await ok(tools, "add_calendar_event", {"title": "Yoga", "start_time": "wednesday 9am"})
+    updated = await ok(
+        tools,
+        "update_calendar_event",
+        {"event_id": made["event_id"], "start_time": "monday 8am", "recurrence": "every Monday"},
+    )
+    assert updated["start"] == "2026-11-30T08:00:00+01:00"
+    assert updated["recurrence"] == "FREQ=WEEKLY;BYDAY=MO"
+
+
 async def test_a_deleted_event_is_gone_and_a_second_delete_is_a_retry(tools: ToolRegistry) -> None:
     keep = await ok(tools, "add_calendar_event", {"title": "Keep", "start_time": "tomorrow at 10"})
     gone = await ok(tools, "add_calendar_event", {"title": "Drop", "start_time": "tomorrow at 11"})

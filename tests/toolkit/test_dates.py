@@ -317,3 +317,37 @@ def test_any_text_is_read_or_refused_with_a_retry_never_another_error(text: str)
     except ToolRetry:
         return
     assert when.start.tzinfo is not None
+
+
+# NOW is November 24: a date said on its own day is that day, not next year's
+@pytest.mark.parametrize(
+    ("phrase", "expected"),
+    [
+        ("November 24", at(24)),
+        ("Nov 24 at 3pm", at(24, 15)),
+        ("24 November", at(24)),
+        ("November 23", at(23, year=2027)),
+        ("November 24 2027", at(24, year=2027)),
+    ],
+)
+def test_a_date_said_on_its_own_day_is_today(
+    reader: DateReader, phrase: str, expected: datetime
+) -> None:
+    assert reader.when(phrase).start == expected
+
+
+def test_a_date_said_on_its_own_day_is_today_when_looking_back_too(reader: DateReader) -> None:
+    assert reader.when("November 24", prefer="past").start == at(24)
+    assert reader.when("November 25", prefer="past").start == at(25, year=2025)
+
+
+def test_a_repeat_until_today_ends_today_not_next_year(reader: DateReader) -> None:
+    recurrence = read_recurrence(reader, "every day at 11am until November 24")
+    assert recurrence.rule == "FREQ=DAILY;UNTIL=20261124T225959Z"
+
+
+def test_a_repeat_that_ends_before_its_first_occurrence_is_a_retry(reader: DateReader) -> None:
+    # 9am has passed: the first one is tomorrow, after the end
+    with pytest.raises(ToolRetry, match="before its first occurrence") as caught:
+        read_recurrence(reader, "every day at 9am until November 24")
+    assert caught.value.details["field"] == "until"

@@ -20,6 +20,7 @@ from satchel.memory import (
     TurnInProgress,
     is_relevant,
 )
+from satchel.memory.sources import SourceHit, SourceIndex
 from satchel.tools import Tool, ToolContext
 
 __all__ = ["SearchFiltersInput", "SearchInput", "SearchOutput", "SearchResult", "SearchTool"]
@@ -64,6 +65,9 @@ class SearchFiltersInput(BaseModel):
     tool_traffic: bool = Field(default=False, description="Include tool calls and results.")
 
 
+_FILE_KEY = "satchel.source_file"
+
+
 class SearchInput(BaseModel):
     """The input of ``search``."""
 
@@ -87,12 +91,13 @@ class SearchInput(BaseModel):
 class SearchResult(BaseModel):
     """One hit, with its full text."""
 
-    domain: Literal["archival_memory", "core_memory", "conversations"] = Field(
+    domain: Literal["archival_memory", "core_memory", "conversations", "files"] = Field(
         description="archival_memory: an entry; core_memory: a line of a core or working "
-        "block; conversations: a message."
+        "block; conversations: a message; files: a passage of the user's files."
     )
     label: str | None = Field(
-        description="The entry's label, to read or load it; null for a message."
+        description="The entry's label, to read or load it; for a file passage, its file "
+        "and lines (open_file reads more); null for a message."
     )
     text: str = Field(description="The full text; quote from it.")
     created_at: datetime = Field(description="When it was written (UTC).")
@@ -172,6 +177,11 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
                 )
             ):
                 hits.setdefault(hit.id, hit)  # a block shared with both: listed once
+        if params.domain == "all":
+            for passage in await SourceIndex(self.store, agent).search(
+                params.query, limit=params.limit
+            ):
+                hits.setdefault(passage.id, _passage_hit(passage, agent))
         found = sorted(hits.values(), key=lambda h: -h.score)
         # Nothing relevant: say so rather than list the least unrelated entries. Else
         # relevant statements first (a question someone asked is not an answer), then
@@ -238,7 +248,27 @@ def _is_question(hit: SearchHit) -> bool:
     return hit.role == "user" and hit.text.rstrip().endswith("?")
 
 
+def _passage_hit(passage: SourceHit, agent: str) -> SearchHit:
+    """A passage of the agent's files as a search hit, its label naming file and lines."""
+    return passage.hit.model_copy(
+        update={
+            "label": f"{passage.file}:{passage.start}-{passage.end}",
+            "owner": agent,
+            "metadata": {_FILE_KEY: passage.file},
+        }
+    )
+
+
 def _result(hit: SearchHit, agent: str) -> SearchResult:
+    if _FILE_KEY in hit.metadata:
+        return SearchResult(
+            domain="files",
+            label=hit.label,
+            text=hit.text,
+            created_at=hit.created_at,
+            id=hit.id,
+            score=hit.score,
+        )
     label = hit.label
     if label is not None and hit.owner != agent and "/" not in label:
         label = f"{hit.owner}/{label}"  # found in the person's memory: how ``agent`` names it

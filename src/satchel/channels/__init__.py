@@ -1,6 +1,8 @@
 """Channels from configuration: which channels ``send_message`` reaches (Discord,
 Bluesky, webhooks), with their secrets, allow-lists, retries and rate limits, and
-consent requests announced on the channel they came from.
+consent requests announced on the channel they came from; and the inbound channels a
+person talks to an agent on (:class:`InboundChannel`; Discord's is
+:class:`DiscordChannel`, opened by :func:`discord_channel`).
 
 One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channels`
 (``satchel serve --channels FILE``, ``satchel run``/``chat`` too, or
@@ -8,7 +10,8 @@ One :class:`ChannelConfig`, read from a TOML or YAML file by :func:`load_channel
 alike: :func:`channel_router` builds the :class:`MessageRouter`, whose
 ``send_message`` then offers exactly the configured targets, and
 :class:`ConsentAnnouncer` tells the human on that channel when an agent asks for
-approval.
+approval. On an inbound channel (``satchel up``), :class:`ChannelConsent` announces the
+request in the chat it came from and takes the person's answer there.
 
 Example:
     >>> config = load_channels("channels.toml")
@@ -19,6 +22,7 @@ Example:
 """
 
 from satchel.channels._announce import ConsentAnnouncer
+from satchel.channels._apprise import AppriseNotifier, NotifyConfig, apprise_notifier
 from satchel.channels._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.channels._config import (
     BlueskyConfig,
@@ -28,8 +32,10 @@ from satchel.channels._config import (
     RateLimitConfig,
     WebhookConfig,
 )
+from satchel.channels._consent_answers import ChannelConsent
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._discord_inbound import DiscordChannel, MemoryCursorStore, discord_channel
 from satchel.channels._inbound import (
     Action,
     ChannelUnavailableError,
@@ -38,6 +44,8 @@ from satchel.channels._inbound import (
     InboundMessage,
     SentMessage,
 )
+from satchel.channels._inbox import InboxChannel, inbox_channel
+from satchel.channels._inbox_config import InboxConfig
 from satchel.channels._load import load_channels, parse_channels
 from satchel.channels._messaging import (
     AgentCallback,
@@ -56,6 +64,8 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
+from satchel.channels._notify import Notifiable, notify_channels
+from satchel.channels._open_inbound import open_inbound_channels
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
 
@@ -63,15 +73,18 @@ __all__ = [
     "Action",
     "AgentCallback",
     "AgentTarget",
+    "AppriseNotifier",
     "BlueskyConfig",
     "BlueskyEndpoint",
     "BlueskyTarget",
     "ChannelConfig",
+    "ChannelConsent",
     "ChannelUnavailableError",
     "ConsentAnnouncer",
     "CursorStore",
     "Delivery",
     "DeliveryConfig",
+    "DiscordChannel",
     "DiscordConfig",
     "DiscordEndpoint",
     "DiscordTarget",
@@ -79,7 +92,12 @@ __all__ = [
     "GroupTarget",
     "InboundChannel",
     "InboundMessage",
+    "InboxChannel",
+    "InboxConfig",
+    "MemoryCursorStore",
     "MessageRouter",
+    "Notifiable",
+    "NotifyConfig",
     "OutgoingMessage",
     "RateLimit",
     "RateLimitConfig",
@@ -92,10 +110,15 @@ __all__ = [
     "WebhookConfig",
     "WebhookEndpoint",
     "WebhookTarget",
+    "apprise_notifier",
     "channel_endpoints",
     "channel_router",
     "describe_target",
+    "discord_channel",
     "grapheme_count",
+    "inbox_channel",
     "load_channels",
+    "notify_channels",
+    "open_inbound_channels",
     "parse_channels",
 ]

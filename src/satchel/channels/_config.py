@@ -24,11 +24,14 @@ from pydantic import (
     Field,
     SecretStr,
     field_validator,
+    model_validator,
 )
 
+from satchel.channels._apprise import NotifyConfig
 from satchel.channels._bluesky import BLUESKY_SERVICE
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DISCORD_API
+from satchel.channels._inbox_config import InboxConfig
 
 __all__ = [
     "ENV_SECRETS",
@@ -44,6 +47,7 @@ ENV_SECRETS: Final[Mapping[tuple[str, str], str]] = {
     ("discord", "token"): "SATCHEL_DISCORD_TOKEN",
     ("bluesky", "handle"): "SATCHEL_BLUESKY_HANDLE",
     ("bluesky", "app_password"): "SATCHEL_BLUESKY_APP_PASSWORD",
+    ("inbox", "token"): "SATCHEL_INBOX_TOKEN",
 }
 """The environment variable that fills each secret a section leaves out."""
 
@@ -69,8 +73,21 @@ def _snowflake(value: Any) -> Any:
     return value
 
 
+def _user_id(value: Any) -> Any:
+    """A Discord user id, written as a number or as its digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str) or not _SNOWFLAKE.match(value):
+        raise ValueError(
+            f'expected a Discord user id (digits, like "123456789012345678"), got '
+            f"{str(value)[:40]!r}"
+        )
+    return value
+
+
 HttpUrl = Annotated[str, Field(max_length=2000), AfterValidator(_http_url)]
 Snowflake = Annotated[str, BeforeValidator(_snowflake)]
+UserId = Annotated[str, BeforeValidator(_user_id)]
 
 
 class _Section(BaseModel):
@@ -118,6 +135,15 @@ class DiscordConfig(_Section):
         base_url: The REST API's base URL.
         allow_mentions: Let ``@`` mentions in messages notify people.
         delivery: Retries and rate limit (default: 5 messages every 5 seconds).
+        listen: For ``satchel up``: the channels (names from :attr:`channels`) whose
+            messages reach the agent.
+        allowed_users: For ``satchel up``: the user ids whose messages reach the agent.
+        dm: For ``satchel up``: read direct messages from :attr:`allowed_users` too.
+        notify_channel: Where reminders, nudges and consent requests go (a name from
+            :attr:`channels`); else :attr:`notify_user`.
+        notify_user: The user id reminders go to by direct message, without a
+            :attr:`notify_channel`.
+        poll_seconds: Seconds between two reads of each channel.
     """
 
     token: SecretStr = Field(min_length=1)
@@ -125,6 +151,21 @@ class DiscordConfig(_Section):
     base_url: HttpUrl = DISCORD_API
     allow_mentions: bool = False
     delivery: DeliveryConfig = DeliveryConfig(rate=RateLimitConfig(requests=5, per=5.0))
+    listen: list[str] = []
+    allowed_users: list[UserId] = []
+    dm: bool = True
+    notify_channel: str | None = None
+    notify_user: UserId | None = None
+    poll_seconds: float = Field(default=2.0, ge=0.5, le=300)
+
+    @model_validator(mode="after")
+    def _inbound_names(self) -> DiscordConfig:
+        named = [*self.listen, *([self.notify_channel] if self.notify_channel else [])]
+        for name in named:
+            if name not in self.channels:
+                known = ", ".join(self.channels)
+                raise ValueError(f"{name[:100]!r} is not one of the channels ({known})")
+        return self
 
     @field_validator("channels")
     @classmethod
@@ -190,6 +231,8 @@ class ChannelConfig(_Section):
         discord: The Discord bot, if any.
         bluesky: The Bluesky account, if any.
         webhook: The allowed webhooks, if any.
+        inbox: The local HTTP inbox (an inbound channel), if any.
+        notify: apprise URLs reminders and nudges also go to, if any.
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -203,6 +246,8 @@ class ChannelConfig(_Section):
     discord: DiscordConfig | None = None
     bluesky: BlueskyConfig | None = None
     webhook: WebhookConfig | None = None
+    inbox: InboxConfig | None = None
+    notify: NotifyConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 

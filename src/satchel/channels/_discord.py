@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import httpx
 
@@ -80,6 +81,45 @@ class DiscordEndpoint:
     def __repr__(self) -> str:
         return f"DiscordEndpoint(base_url={strip_userinfo(self.base_url)!r})"
 
+    def message_payload(self, content: str, *, reply_to: str | None = None) -> dict[str, Any]:
+        """The JSON body of a message posting ``content``: mentions ping no one unless
+        :attr:`allow_mentions`; with ``reply_to``, a reply to that message id in the same
+        channel (posted even if that message is gone)."""
+        payload: dict[str, Any] = {"content": content}
+        if not self.allow_mentions:
+            payload["allowed_mentions"] = {"parse": []}
+        if reply_to is not None:
+            payload["message_reference"] = {"message_id": reply_to, "fail_if_not_exists": False}
+        return payload
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json: Any = None,
+        params: Mapping[str, str] | None = None,
+        delivery: Delivery | None = None,
+    ) -> tuple[httpx.Response, int]:
+        """Call the REST API as the bot (``path`` under :attr:`base_url`), under the
+        endpoint's retries and rate limit (or ``delivery``'s); return the last answer
+        and how many tries it took, whatever its status.
+
+        Raises:
+            ToolRetry: Discord did not answer in time, or the rate limit would need a
+                wait longer than the delivery's ``max_wait``.
+            ToolFailed: Discord could not be reached.
+        """
+        options: dict[str, Any] = {"headers": {"Authorization": f"Bot {self._token}"}}
+        if json is not None:
+            options["json"] = json
+        if params is not None:
+            options["params"] = dict(params)
+        async with client_scope(self.client, self.timeout) as client:
+            return await (delivery or self.delivery).request(
+                client, "Discord", method, f"{self.base_url}{path}", **options
+            )
+
     async def deliver(self, message: OutgoingMessage, /) -> Receipt:
         """Post ``message`` to its channel.
 
@@ -104,18 +144,9 @@ class DiscordEndpoint:
                 f"{DISCORD_MAX_CHARS}. Shorten it, or send it in several messages.",
                 details={"chars": len(message.content), "limit": DISCORD_MAX_CHARS},
             )
-        payload: dict[str, object] = {"content": message.content}
-        if not self.allow_mentions:
-            payload["allowed_mentions"] = {"parse": []}
-        async with client_scope(self.client, self.timeout) as client:
-            response, attempts = await self.delivery.request(
-                client,
-                "Discord",
-                "POST",
-                f"{self.base_url}/channels/{channel}/messages",
-                json=payload,
-                headers={"Authorization": f"Bot {self._token}"},
-            )
+        response, attempts = await self.request(
+            "POST", f"/channels/{channel}/messages", json=self.message_payload(message.content)
+        )
         if response.status_code // 100 != 2:
             raise error_for("Discord", response, address=f"channel {channel}", attempts=attempts)
         message_id = json_object(response).get("id")

@@ -27,7 +27,7 @@ from satchel.cli._channels import channels_config, open_channels
 from satchel.cli._common import load_object, option_errors
 from satchel.cli._serve_args import MountSpec, parse_mount
 from satchel.cli._store import resolve_db_location
-from satchel.consent import PermissionBroker, open_approval_store, with_approval
+from satchel.consent import AnsweredConsent, PermissionBroker, open_approval_store, with_approval
 from satchel.memory import ConsentHandler, open_store
 from satchel.meta import MetaTools
 from satchel.registry import BaseRegistry, merged
@@ -233,14 +233,16 @@ async def opened_agent(
     ``send_message`` reaches the ``--channels`` the setup names."""
     where = resolve_db_location(setup.db, must_exist=False)
     async with AsyncExitStack() as stack:
-        store = await open_store(where, consent=consent)
+        broker = await stack.enter_async_context(
+            PermissionBroker(open_approval_store(where), origin=origin)
+        )
+        # a write from a chat whose person answers there (satchel up) asks the broker;
+        # every other write goes to ``consent`` (or fails without it) as before
+        store = await open_store(where, consent=AnsweredConsent(broker, consent))
         stack.push_async_callback(store.close)
         close = getattr(setup.model, "aclose", None)
         if close is not None:
             stack.push_async_callback(close)
-        broker = await stack.enter_async_context(
-            PermissionBroker(open_approval_store(where), origin=origin)
-        )
         await store.ensure_agent(setup.agent)
         router = await open_channels(
             stack, setup.channels, store, broker, db=str(where), is_url=isinstance(where, str)

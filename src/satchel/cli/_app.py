@@ -34,6 +34,7 @@ from satchel.cli import (
     _memory,
     _run,
     _serve_command,
+    _sources,
     _tools,
 )
 from satchel.cli._common import error_line
@@ -45,6 +46,7 @@ GROUPS: tuple[tuple[str, typer.Typer], ...] = (
     ("memory", _memory.app),
     ("approvals", _approvals.app),
     ("agent", _agent_file.app),
+    ("sources", _sources.app),
 )
 """The command groups, as ``(name, typer app)``, in the order ``--help`` lists them."""
 

@@ -1,4 +1,6 @@
-"""``satchel install CLIENT``: add ``satchel serve`` to an MCP client's configuration.
+"""``satchel install CLIENT``: add ``satchel serve`` to an MCP client's configuration
+(or, for ``systemd``, a user unit that keeps ``satchel up`` running: see
+:mod:`satchel.cli._install_systemd`).
 
 Each client keeps its stdio servers in a JSON file of its own, under a key of its own.
 The locations and formats were checked on 2026-11-23 against each client's documentation
@@ -51,6 +53,7 @@ from typing import Annotated, Any
 import typer
 
 from satchel.cli._common import load_registry
+from satchel.cli._install_systemd import install_systemd, up_args
 from satchel.cli._json_config import merge_server, read_config, remove_server, write_config
 from satchel.cli._store import resolve_db_location
 from satchel.serve import AUTO_AGENT
@@ -59,6 +62,7 @@ __all__ = [
     "CLIENTS",
     "Client",
     "ClientFormat",
+    "Installable",
     "config_path",
     "install",
     "satchel_command",
@@ -74,6 +78,17 @@ class Client(StrEnum):
     CURSOR = "cursor"
     CLAUDE_CODE = "claude-code"
     VSCODE = "vscode"
+
+
+class Installable(StrEnum):
+    """What ``satchel install`` installs into: an MCP client (:class:`Client`), or
+    ``systemd`` (a user unit running ``satchel up``)."""
+
+    CLAUDE_DESKTOP = "claude-desktop"
+    CURSOR = "cursor"
+    CLAUDE_CODE = "claude-code"
+    VSCODE = "vscode"
+    SYSTEMD = "systemd"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,15 +317,18 @@ def _check_name(name: str) -> None:
 
 def install(
     client: Annotated[
-        Client,
-        typer.Argument(help="The MCP client whose configuration to change.", show_default=False),
+        Installable,
+        typer.Argument(
+            help="The MCP client whose configuration to change, or systemd.", show_default=False
+        ),
     ],
     config: Annotated[
         Path | None,
         typer.Option(
             "--config",
             metavar="PATH",
-            help="Change this file instead of the client's usual one.",
+            help="Change this file instead of the client's usual one (systemd: the unit "
+            "file, default ~/.config/systemd/user/satchel-up.service).",
         ),
     ] = None,
     name: Annotated[
@@ -361,15 +379,100 @@ def install(
     remove: Annotated[
         bool, typer.Option("--remove", help="Remove the server from the file instead.")
     ] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", metavar="P:M", help="systemd: pass --model to satchel up."),
+    ] = None,
+    base_url: Annotated[
+        str | None,
+        typer.Option("--base-url", metavar="URL", help="systemd: pass --base-url to satchel up."),
+    ] = None,
+    channels: Annotated[
+        Path | None,
+        typer.Option(
+            "--channels",
+            metavar="FILE",
+            help="systemd: pass --channels to satchel up (made absolute).",
+        ),
+    ] = None,
+    up_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--up-arg",
+            metavar="ARG",
+            help="systemd: one more argument for satchel up, as is; repeatable.",
+        ),
+    ] = None,
+    secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--secret",
+            metavar="NAME",
+            help="systemd: keep this environment variable's current value in the unit's "
+            "environment file (mode 0600), never in the unit; repeatable.",
+        ),
+    ] = None,
+    env_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--env-file",
+            metavar="PATH",
+            help="systemd: the environment file with the secrets "
+            "(default ~/.config/satchel/satchel-up.env).",
+        ),
+    ] = None,
+    show: Annotated[
+        bool,
+        typer.Option("--print", help="systemd: print the unit; write nothing (as --dry-run)."),
+    ] = False,
 ) -> None:
-    """Add `satchel serve` to an MCP client's config (Claude Desktop, Cursor, ...).
+    """Add `satchel serve` to an MCP client's config (Claude Desktop, Cursor, ...), or
+    keep `satchel up` running as a systemd user service.
 
-    CLIENT is claude-desktop, cursor, claude-code or vscode.
+    CLIENT is claude-desktop, cursor, claude-code, vscode or systemd.
 
     Keeps the file's other servers and settings, and backs the old file up beside it.
 
     Run it again to replace satchel's entry (after moving satchel, or to change options).
     """
+    if client is Installable.SYSTEMD:
+        if tools or lazy or no_projects or name != "satchel":
+            raise typer.BadParameter(
+                "--tools, --lazy, --no-projects and --name apply to MCP clients, not systemd.",
+                param_hint="'systemd'",
+            )
+        if agent is not None and not agent.strip():
+            raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
+        args = up_args(
+            model=model,
+            base_url=base_url,
+            channels=channels,
+            db=db,
+            agent=agent,
+            extra=up_arg or (),
+        )
+        install_systemd(
+            [*satchel_command(), *args],
+            unit_path=config,
+            env_file=env_file,
+            secrets=secret or (),
+            db=db,
+            show_only=show or dry_run,
+            remove=remove,
+        )
+        return
+    for flag, value in (
+        ("--model", model),
+        ("--base-url", base_url),
+        ("--channels", channels),
+        ("--up-arg", up_arg),
+        ("--secret", secret),
+        ("--env-file", env_file),
+        ("--print", show or None),
+    ):
+        if value is not None:
+            raise typer.BadParameter("applies to systemd only.", param_hint=f"'{flag}'")
+    mcp_client = Client(client.value)
     _check_name(name)
     if agent is not None and not agent.strip():
         raise typer.BadParameter("must not be empty.", param_hint="'--agent'")
@@ -382,8 +485,8 @@ def install(
         resolve_db_location(db, must_exist=False)  # serve would refuse it in the client
     for target in tools or ():
         load_registry(target)  # a typo fails here, not silently inside the client
-    fmt = CLIENTS[client]
-    path = (config.expanduser() if config is not None else config_path(client)).absolute()
+    fmt = CLIENTS[mcp_client]
+    path = (config.expanduser() if config is not None else config_path(mcp_client)).absolute()
     if path.is_dir():
         raise typer.BadParameter(f"{str(path)!r} is a directory.", param_hint="'--config'")
     current, dropped = read_config(path, jsonc=fmt.jsonc)
@@ -414,7 +517,7 @@ def install(
     per_project = agent == AUTO_AGENT
     root = fmt.workspace_root if per_project else None
     entry = server_entry(
-        client,
+        mcp_client,
         [
             *command,
             *serve_args(

@@ -19,7 +19,13 @@ Example:
 
 import typing
 
-from satchel.consent._broker import PermissionBroker, memory_reason, memory_scope
+from satchel.consent._answered import AnsweredConsent
+from satchel.consent._broker import (
+    PermissionBroker,
+    memory_arguments,
+    memory_reason,
+    memory_scope,
+)
 from satchel.consent._gate import gated_call, with_approval
 from satchel.consent._models import (
     ApprovalError,
@@ -39,6 +45,7 @@ if typing.TYPE_CHECKING:
     from satchel.consent._postgres import PostgresApprovalStore
 
 __all__ = [
+    "AnsweredConsent",
     "ApprovalError",
     "ApprovalPolicy",
     "ApprovalRequest",
@@ -53,6 +60,7 @@ __all__ = [
     "args_digest",
     "canonical_json",
     "gated_call",
+    "memory_arguments",
     "memory_reason",
     "memory_scope",
     "needs_approval",

@@ -10,6 +10,13 @@ default). Nothing busy-loops: between reads the task sleeps.
 Expiry is lazy and race-free: whoever reads a pending request past its ``expires_at``
 (or an approval past its ``valid_until``) marks it ``expired`` with the store's
 compare-and-set, so a late approval and the timeout cannot both win.
+
+Waiting where the person can answer. A front end that can reach the person and take
+their answer where a request was asked (``satchel up``'s
+:class:`~satchel.channels.ChannelConsent`, on Telegram, Discord or email) registers
+with :meth:`PermissionBroker.add_answerer`; :meth:`PermissionBroker.answer_wait` then
+says how long a call held for consent from that origin waits for the answer (the
+approval gate and the memory consent handlers ask it), instead of giving up at once.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from satchel.consent._store import ApprovalStore, InMemoryApprovalStore
 from satchel.memory import ConsentRequest
 from satchel.tools import ToolBroker
 
-__all__ = ["PermissionBroker", "memory_reason", "memory_scope"]
+__all__ = ["PermissionBroker", "memory_arguments", "memory_reason", "memory_scope"]
 
 logger = logging.getLogger("satchel.consent")
 
@@ -60,6 +67,18 @@ def memory_reason(request: ConsentRequest) -> str:
     """A sentence for the human about a memory write that needs consent."""
     reason = f"{request.agent} wants to {request.operation.value} block {request.label!r}"
     return reason + (f" ({request.reason})" if request.reason else "")
+
+
+def memory_arguments(request: ConsentRequest) -> dict[str, Any] | None:
+    """What a memory write would write (``{"text": ..., "separator": ...}`` for an
+    append), as a consent request's ``arguments``, for the person to see; ``None`` when
+    the write carries nothing or the request does not say."""
+    content = request.content
+    if content is None:
+        return None
+    if isinstance(content, dict):
+        return {str(k): v for k, v in content.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+    return {"content": content}
 
 
 def _seconds(value: float | timedelta, what: str) -> float:
@@ -117,6 +136,7 @@ class PermissionBroker:
         self.clock = clock
         self._events: dict[str, anyio.Event] = {}
         self._listeners: list[Callable[[ApprovalRequest], None]] = []
+        self._answerers: list[Callable[[str], float | None]] = []
 
     def subscribe(self, listener: Callable[[ApprovalRequest], None]) -> Callable[[], None]:
         """Call ``listener(request)`` whenever this broker stores a new pending request
@@ -129,6 +149,34 @@ class PermissionBroker:
             self._listeners = [x for x in self._listeners if x is not listener]
 
         return unsubscribe
+
+    def add_answerer(self, answerer: Callable[[str], float | None]) -> Callable[[], None]:
+        """Register a front end that takes a person's answer where a request was asked:
+        ``answerer(origin)`` returns how many seconds a call held for consent from
+        ``origin`` (``"telegram:123456789"``) should wait for that answer, or ``None``
+        when nobody answers there. Returns a function that unregisters it.
+
+        Example:
+            >>> remove = broker.add_answerer(lambda o: 300.0 if o.startswith("telegram:") else None)
+            >>> broker.answer_wait("telegram:42")
+            300.0
+        """
+        self._answerers = [*self._answerers, answerer]
+
+        def remove() -> None:
+            self._answerers = [x for x in self._answerers if x is not answerer]
+
+        return remove
+
+    def answer_wait(self, origin: str | None) -> float | None:
+        """Seconds a call held for consent from ``origin`` waits for the person's answer
+        (the longest any registered answerer offers), or ``None`` when no answerer
+        reaches that origin: the call then goes the usual way (a ``needs_approval``
+        result, or a memory consent handler's own short wait)."""
+        if not origin:
+            return None
+        waits = [w for answerer in self._answerers if (w := answerer(origin)) is not None]
+        return max(waits) if waits else None
 
     async def __aenter__(self) -> Self:
         return self
@@ -433,9 +481,27 @@ class PermissionBroker:
 
     async def __call__(self, request: ConsentRequest, /) -> bool:
         """Ask about a memory write (:class:`~satchel.memory.ConsentHandler`): wait for
-        a decision; ``True`` only if it is an approval (a one-time one is spent)."""
+        a decision; ``True`` only if it is an approval (a one-time one is spent).
+
+        A write whose origin an answerer reaches (:meth:`answer_wait`) is asked there:
+        the request carries that origin and the write's content (for the person to
+        see), and expires after the answerer's wait; any other is asked with
+        :attr:`origin` and :attr:`default_timeout`."""
         scope = memory_scope(request)
-        answer = await self.request(scope, memory_reason(request), self.origin, agent=request.agent)
+        wait = self.answer_wait(request.origin)
+        if wait is None:
+            answer = await self.request(
+                scope, memory_reason(request), self.origin, agent=request.agent
+            )
+        else:
+            answer = await self.request(
+                scope,
+                memory_reason(request),
+                request.origin,
+                agent=request.agent,
+                arguments=memory_arguments(request),
+                timeout=wait,
+            )
         if answer.status != "approved":
             return False
         try:

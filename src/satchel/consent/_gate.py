@@ -9,9 +9,14 @@ block's permission decides). A held call goes one of three ways:
    exactly this agent (``ctx.agent``), this tool and these arguments (their
    :func:`~satchel.consent.args_digest`), and the call runs once; otherwise a
    ``denied`` error says why (an approval given to another agent never fits);
-3. otherwise nothing runs: a pending request is stored and the result is a
-   ``needs_approval`` error whose details carry ``status: "pending_confirmation"``, the
-   ``approval_id``, the tool and the exact arguments.
+3. otherwise a pending request is stored. When someone answers requests from the
+   call's origin where it was asked (:meth:`PermissionBroker.answer_wait
+   <satchel.consent.PermissionBroker.answer_wait>`: ``satchel up`` on Telegram), the
+   call waits for that answer (the request expires after that wait, as a refusal): an
+   approval is spent and the call runs once, and the turn goes on with its result; a
+   refusal or no answer is a ``denied`` error and nothing runs. Otherwise nothing runs
+   and the result is a ``needs_approval`` error whose details carry ``status:
+   "pending_confirmation"``, the ``approval_id``, the tool and the exact arguments.
 
 The model only ever holds the id; approving happens on the human side
 (:meth:`PermissionBroker.resolve`), never through a tool.
@@ -128,17 +133,43 @@ async def gated_call(
                 {"errors": problems},
             ),
         )
+    wait = broker.answer_wait(ctx.origin)
     pending = await broker.request(
         scope,
         f"Run {name}({_shown(args)})",
         ctx.origin or "unknown",
         agent=ctx.agent,
         arguments=args,
+        timeout=wait,
         wait=False,
     )
     if pending.status == "approved":  # a grant appeared meanwhile
         return await run(args, approved_ctx)
-    return _pending_result(name, pending.id, args, retry_hint, expires=pending.expires_at)
+    if wait is None:
+        return _pending_result(name, pending.id, args, retry_hint, expires=pending.expires_at)
+    decided = await broker.wait(pending.id)
+    if decided.status == "approved":
+        try:
+            await broker.consume(decided.id, scope)
+        except ApprovalError as exc:  # another call spent it first
+            return _refused(name, decided.id, exc.message)
+        return await run(args, approved_ctx)
+    said = {
+        "denied": f"The person refused request {decided.id}.",
+        "used": f"Request {decided.id} was spent by another call a moment ago.",
+    }.get(decided.status, f"Nobody answered request {decided.id} in time.")
+    return _refused(name, decided.id, said)
+
+
+def _refused(tool: str, approval_id: str, said: str) -> ToolResult:
+    return ToolResult(
+        tool,
+        error=ErrorInfo(
+            "denied",
+            f"{said} Nothing ran. Do not retry this call unless the user asks you to.",
+            {"status": "denied", "approval_id": approval_id, "tool": tool},
+        ),
+    )
 
 
 def _pending_result(

@@ -147,6 +147,8 @@ class ConsentRequest(BaseModel):
             operation carries nothing. A one-time consent binds to it.
         origin: The channel the write came from (:attr:`RequestOrigin.channel`).
         human: Asks that channel's human during the call, where it can; never stored.
+        content: What the write would write (plain JSON data, the source of
+            ``content_digest``), for a consent prompt to show; left out of dumps.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -161,6 +163,7 @@ class ConsentRequest(BaseModel):
     content_digest: str | None = None
     origin: str = "unknown"
     human: HumanAsker | None = Field(default=None, exclude=True, repr=False)
+    content: Any = Field(default=None, exclude=True, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -284,6 +287,7 @@ async def authorize(
                 content_digest=None if content is None else content_digest(content),
                 origin=origin.channel if origin is not None else "unknown",
                 human=origin.human if origin is not None else None,
+                content=content,
             )
             if consent is None:
                 raise ConsentRequiredError(

@@ -31,6 +31,9 @@ from satchel.memory._permissions import RequestOrigin
 from satchel.memory._protocol import MemoryStore
 from satchel.tools import ToolMemory
 
+if TYPE_CHECKING:
+    from satchel.memory.sources import SourceIndex
+
 __all__ = ["AgentMemory"]
 
 
@@ -183,6 +186,13 @@ class AgentMemory:
         return await self.store.list_messages(
             self.agent, conversation_id=conversation_id, limit=limit, before=before
         )
+
+    def sources(self) -> SourceIndex:
+        """This agent's sources: folders and files it can search, grep and open (see
+        :class:`satchel.sources.SourceIndex`)."""
+        from satchel.memory.sources import SourceIndex
+
+        return SourceIndex(self.store, self.agent)
 
     async def search(
         self,

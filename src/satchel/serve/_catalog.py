@@ -70,10 +70,12 @@ def build_catalog(
     *,
     memory: BaseRegistry | None = None,
     toolkit: ToolRegistry | None = None,
+    files: ToolRegistry | None = None,
 ) -> ToolRegistry:
     """Every tool ``satchel serve`` offers, before ``--lazy`` hides them behind the
     meta-tools: the memory built-ins (``memory``, see :func:`memory_tools`), the
-    productivity ``toolkit``, then each ``options.tools`` registry.
+    productivity ``toolkit``, the file tools over the agent's sources (``files``),
+    then each ``options.tools`` registry.
 
     They are merged into one live view (:func:`~satchel.registry.merged`) that
     follows each source and takes the mounted servers' tools; a name defined twice is
@@ -92,6 +94,8 @@ def build_catalog(
         sources.append(("the memory tools", memory))
     if toolkit is not None:
         sources.append(("the productivity toolkit", toolkit))
+    if files is not None:
+        sources.append(("the file tools", files))
     sources += load_tools(options.tools, replace=options.replace)
     origin: dict[str, str] = {}
     for label, registry in sources:

@@ -1,16 +1,37 @@
 """The channels ``send_message`` reaches while serving (``--channels``): the message
-router over them, and consent requests announced on the channel they came from."""
+router over them, consent requests announced on the channel they came from, and the
+inbound channels that reminders are delivered to."""
 
 from __future__ import annotations
 
+import logging
 from contextlib import AsyncExitStack
+from typing import Protocol, runtime_checkable
 
 from satchel.builtin import MessageRouter
-from satchel.channels import ChannelConfig, ConsentAnnouncer, channel_router
+from satchel.channels import (
+    ChannelConfig,
+    ChannelUnavailableError,
+    ConsentAnnouncer,
+    Notifiable,
+    apprise_notifier,
+    channel_router,
+    open_inbound_channels,
+)
 from satchel.consent import PermissionBroker
 from satchel.memory import MemoryStore
 
-__all__ = ["approve_commands", "open_channels"]
+__all__ = ["approve_commands", "open_channels", "open_reminder_channels"]
+
+logger = logging.getLogger("satchel.serve")
+
+
+@runtime_checkable
+class _Listening(Protocol):
+    """A channel that listens for its callers (the inbox), started before it is used so
+    they can reach it at once."""
+
+    async def start(self) -> object: ...
 
 
 def approve_commands(db: str | None, *, is_url: bool) -> tuple[str, str]:
@@ -45,3 +66,29 @@ async def open_channels(
         announcer = ConsentAnnouncer(router, approve_command=approve, deny_command=deny)
         await stack.enter_async_context(announcer.announcing(broker))
     return router
+
+
+async def open_reminder_channels(stack: AsyncExitStack, config: ChannelConfig) -> list[Notifiable]:
+    """The inbound channels ``config`` configures and its ``[notify]`` URLs, for
+    reminders to reach the person: each channel that listens (the inbox) started now,
+    and every channel closed with ``stack``. One that cannot start is logged; the
+    server still serves.
+
+    Raises:
+        SatchelUsageError: ``[notify]`` without apprise installed, or with a URL it
+            does not know.
+    """
+    inbound = open_inbound_channels(config)
+    channels: list[Notifiable] = list(inbound)
+    if config.notify is not None:
+        channels.append(apprise_notifier(config.notify))
+    for channel in inbound:
+        stack.push_async_callback(channel.aclose)
+        if isinstance(channel, _Listening):
+            try:
+                await channel.start()
+            except ChannelUnavailableError as exc:
+                logger.error("reminders will not reach %s: %s", channel.name, exc.message)
+    if channels:
+        logger.info("reminders go to %s", ", ".join(c.name for c in channels))
+    return channels

@@ -27,7 +27,7 @@ from satchel.serve._catalog import (
     meta_tools,
     served_registry,
 )
-from satchel.serve._channels import open_channels
+from satchel.serve._channels import open_channels, open_reminder_channels
 from satchel.serve._listen import listen_problem
 from satchel.serve._location import database_location
 from satchel.serve._mirrors import ServeMirrors, log_report
@@ -91,14 +91,15 @@ async def run_serve(options: ServeOptions) -> None:
         notices.mirrors = await _mirrors(stack, options, store, notices.changed)
         toolkit = _toolkit(options, store)
         memory = _memory(options, store, router, notices.written)
-        catalog = build_catalog(options, memory=memory, toolkit=toolkit)
+        files = await _sources(stack, options, store)
+        catalog = build_catalog(options, memory=memory, toolkit=toolkit, files=files)
         await _mount(stack, options, catalog)
         add_chains(options, catalog)
         served = await _served(stack, options, catalog, broker, where)
         server = await _server(options, store, served, router, broker, notices.mirrors)
         notices.server = server
         if toolkit is not None:
-            await _deliver_reminders(stack, toolkit, options.person, server)
+            await _deliver_reminders(stack, toolkit, options, server)
         await _transport(options, server, store, broker)
 
 
@@ -149,6 +150,24 @@ async def _mirrors(
     )
     await mirrors.add(options.person)
     return mirrors
+
+
+async def _sources(
+    stack: AsyncExitStack, options: ServeOptions, store: MemoryStore
+) -> ToolRegistry | None:
+    """The file tools, when the person's agent has sources (``satchel sources add``),
+    and a watch that keeps them current while serving."""
+    if not options.memory:
+        return None
+    from satchel.sources import SourceIndex, source_tools, watch_sources
+
+    index = SourceIndex(store, options.person)
+    if not await index.roots():
+        return None
+    group = await stack.enter_async_context(anyio.create_task_group())
+    stack.callback(group.cancel_scope.cancel)
+    group.start_soon(partial(watch_sources, index))
+    return ToolRegistry(source_tools(store))
 
 
 def _toolkit(options: ServeOptions, store: MemoryStore) -> ToolRegistry | None:
@@ -319,22 +338,31 @@ async def _transport(
 
 
 async def _deliver_reminders(
-    stack: AsyncExitStack, toolkit: ToolRegistry, agent: str, server: SatchelServer
+    stack: AsyncExitStack, toolkit: ToolRegistry, options: ServeOptions, server: SatchelServer
 ) -> None:
-    """While serving, deliver the toolkit's reminders at their time: into the agent's
-    working memory and conversation, and to subscribed clients as
-    ``notifications/resources/updated`` of the agent's context (and a changed resource
-    list, since a block was loaded)."""
+    """While serving, deliver the toolkit's reminders (and overdue tasks' nudges) at
+    their time: into the agent's working memory and conversation, to subscribed clients
+    as ``notifications/resources/updated`` of the agent's context (and a changed
+    resource list, since a block was loaded), and to the person on each inbound channel
+    ``options.channels`` configures."""
+    from satchel.channels import notify_channels
     from satchel.mcp import MemoryResources
-    from satchel.toolkit import deliver_reminders, reminder_agenda
+    from satchel.toolkit import Reminder, deliver_reminders, reminder_agenda
 
     agenda = reminder_agenda(toolkit)
     if agenda is None:
         return
+    agent = options.person
+    channels = (
+        [] if options.channels is None else await open_reminder_channels(stack, options.channels)
+    )
+    tell = notify_channels(channels) if channels else None
 
-    async def notify(whose: str, _reminder: object) -> None:
+    async def notify(whose: str, reminder: Reminder) -> None:
         server.notify_resources_changed(MemoryResources.context_uri(whose))
         server.notify_resources_changed()
+        if tell is not None:
+            await tell(whose, reminder)
 
     group = await stack.enter_async_context(anyio.create_task_group())
     stack.callback(group.cancel_scope.cancel)

@@ -307,12 +307,11 @@ def _update_calendar_event(cal: _Calendar) -> BaseTool:
         zone = zone_of(timezone, cal.config)
         reader = cal.reader(zone)
         event = cal.event(event_id)
-        record = event_record(event, zone)
         if start_time is not None or end_time is not None or duration is not None:
             with _within_calendar("start_time"):
                 _move(event, reader, zone, start_time, end_time, duration)
         if recurrence is not None:
-            _repeat(event, reader, record, recurrence)
+            _repeat(event, reader, zone, recurrence)
         _fill(event, title=title, description=description, location=location, attendees=attendees)
         sequence = str(event.get("SEQUENCE", "0"))
         put(event, "SEQUENCE", int(sequence) + 1 if sequence.isdigit() else 1)
@@ -461,13 +460,21 @@ def _old_start(event: icalendar.Component, zone: ZoneInfo) -> When:
 
 
 def _repeat(
-    event: icalendar.Component, reader: DateReader, record: CalendarEvent, recurrence: str
+    event: icalendar.Component, reader: DateReader, zone: ZoneInfo, recurrence: str
 ) -> None:
-    """Set (or, for 'none'/'never'/'', clear) the repetition of ``event``, whose start
-    before the update was ``record.start``."""
-    stop = not recurrence.strip() or recurrence.strip().lower() in ("none", "never")
-    first = When(start=datetime.fromisoformat(record.start), all_day=record.all_day)
-    _set_rule(event, None if stop else read_recurrence(reader, recurrence, start=first).rule)
+    """Set (or, for 'none'/'never'/'', clear) the repetition of ``event`` from its start
+    (as this update left it). A start the new rule does not land on moves to the rule's
+    first occurrence from it, keeping the event's length: 'every Friday' given to a
+    Tuesday event starts on the Friday after, not with one stray Tuesday."""
+    if not recurrence.strip() or recurrence.strip().lower() in ("none", "never"):
+        _set_rule(event, None)
+        return
+    start = _old_start(event, zone)
+    repeat = read_recurrence(reader, recurrence, start=start)
+    if repeat.first.start != start.start:
+        with _within_calendar("recurrence"):
+            _set_times(event, repeat.first, _kept_length(event, repeat.first), field="recurrence")
+    _set_rule(event, repeat.rule)
 
 
 def _kept_length(event: icalendar.Component, start: When) -> date | datetime | None:

@@ -344,7 +344,10 @@ class DateReader:
         data = self._data(text, now, prefer)
         if data is None or data.date_obj is None or data.period == "time":
             return None  # only days come from dateparser; times are read above
-        return data.date_obj.date()
+        day = data.date_obj.date()
+        if re.search(r"\b\d{4}\b", text) is None:
+            day = _nearest_year(day, now.date(), prefer)
+        return day
 
     def _data(self, text: str, now: datetime, prefer: Prefer) -> _DateData | None:
         from dateparser.date import DateDataParser
@@ -428,6 +431,20 @@ def _weekday(today: date, target: int, which: str | None, prefer: Prefer) -> dat
     if prefer == "past" and which is None:
         return today - timedelta(days=behind)
     return today + timedelta(days=ahead)
+
+
+def _nearest_year(day: date, today: date, prefer: Prefer) -> date:
+    """``day`` moved to the nearest year on the preferred side of ``today``, today
+    included: dateparser counts today's own date as past, so "October 21" said on
+    October 21 would be next year's."""
+    step = -1 if prefer == "future" else 1
+    try:
+        closer = day.replace(year=day.year + step)
+    except ValueError:  # February 29 in a year without one
+        return day
+    if (closer >= today) if prefer == "future" else (closer <= today):
+        return closer
+    return day
 
 
 def _day_of_month(today: date, day: int, prefer: Prefer) -> date | None:

@@ -142,7 +142,22 @@ def _read(reader: DateReader, text: str, start: When | None) -> Recurrence | Non
             parts.append(f"UNTIL={last.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}")
     rule = ";".join(parts)
     _check(rule, first)
+    if until is not None and not _occurs(rule, first):
+        raise ToolRetry(
+            f"the repeat ends ({until[:60]!r}) before its first occurrence "
+            f"({first.start:%Y-%m-%d %H:%M}). Give a later end, or leave it out.",
+            details={"field": "until", "value": until[:60], "first": first.start.isoformat()},
+        )
     return Recurrence(rule=rule, first=first)
+
+
+def _occurs(rule: str, first: When) -> bool:
+    """Whether ``rule`` has an occurrence at all from ``first`` on."""
+    from dateutil.rrule import rrulestr
+
+    anchor = first.start if not first.all_day else datetime.combine(first.day, time())
+    series = rrulestr(rule, dtstart=anchor if "Z" in rule else anchor.replace(tzinfo=None))
+    return next(iter(series), None) is not None
 
 
 def _split(text: str, pattern: str) -> tuple[str, str | None]:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from satchel._errors import SatchelUsageError
-from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter
+from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter, ToolSources
 
 __all__ = ["HumanAsker", "ProgressReporter", "ToolContext"]
 
@@ -120,6 +120,27 @@ class ToolContext:
         """
         if self.progress is not None:
             await self.progress(progress, total, message)
+
+    def sources(self) -> ToolSources:
+        """The acting agent's sources (:class:`satchel.sources.SourceIndex`): the
+        folders and files added with ``satchel sources add``, to search, grep and open.
+
+        Example:
+            >>> hits = await ctx.sources().search("lease renewal")
+            >>> hits[0].file, hits[0].start
+            ('docs/lease.pdf', 1)
+
+        Raises:
+            SatchelUsageError: This context carries no memory to keep sources in.
+        """
+        opener = getattr(self.memory, "sources", None)
+        if opener is None:
+            raise SatchelUsageError(
+                "This tool context carries no memory, so no sources: run the tool under "
+                "`satchel serve` or an Agent with memory, or pass "
+                "ToolContext(memory=AgentMemory(store, agent))."
+            )
+        return cast("ToolSources", opener())
 
     async def search(self, query: str, *, limit: int = 10) -> list[Any]:
         """Search the acting agent's archival memory and conversations (hybrid search,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Protocol
 
-__all__ = ["ToolBroker", "ToolMemory", "ToolRouter"]
+__all__ = ["ToolBroker", "ToolMemory", "ToolRouter", "ToolSources"]
 
 
 class ToolMemory(Protocol):
@@ -42,6 +42,26 @@ class ToolMemory(Protocol):
 
     async def search(self, query: str, *, limit: int = 10) -> list[Any]:
         """Search this agent's archival memory and conversations, best first."""
+        ...
+
+
+class ToolSources(Protocol):
+    """The acting agent's sources as a tool reaches them (``ctx.sources()``), for
+    example :class:`satchel.sources.SourceIndex`: folders and files to search, grep and
+    open, each hit with its file and lines."""
+
+    async def search(self, query: str, *, limit: int = 10) -> list[Any]:
+        """The passages that best match ``query``, best first."""
+        ...
+
+    async def grep(
+        self, pattern: str, *, files: str | None = None, limit: int = 50, ignore_case: bool = True
+    ) -> Any:
+        """The lines that match the regular expression ``pattern``."""
+        ...
+
+    async def open(self, name: str, *, line: int = 1, lines: int = 100) -> Any:
+        """A window of lines of one file."""
         ...
 
 

@@ -49,6 +49,7 @@ from satchel.consent import (
     PermissionBroker,
     canonical_json,
     gated_call,
+    memory_arguments,
     memory_reason,
     memory_scope,
     needs_approval,
@@ -246,7 +247,10 @@ class MemoryConsent:
     or behind the meta-tools), that human is asked; otherwise a pending request is
     filed and the write waits up to ``wait`` seconds for a decision, and is refused if
     none came (the request stays pending for the broker's ``default_timeout``, so a
-    later try can use it).
+    later try can use it). When the person answers on the channel the write came from
+    (the broker's :meth:`~satchel.consent.PermissionBroker.answer_wait`: ``satchel up``
+    on Telegram), the write waits that long for their answer instead, and the request
+    expires with the wait.
 
     Args:
         broker: Where requests are filed and decided.
@@ -268,13 +272,26 @@ class MemoryConsent:
         answer: bool | None = None
         if request.human is not None:  # the request's own channel can ask its human now
             answer = await request.human.confirm(f"Allow this? {reason}.", key=_question_key(scope))
-        asked = await broker.request(scope, reason, request.origin, agent=request.agent, wait=False)
+        # where the person answers on the channel the write came from (satchel up),
+        # the write waits for that answer, and the request expires with the wait
+        answered = broker.answer_wait(request.origin) if answer is None else None
+        asked = await broker.request(
+            scope,
+            reason,
+            request.origin,
+            agent=request.agent,
+            arguments=None if answered is None else memory_arguments(request),
+            timeout=answered,
+            wait=False,
+        )
         if asked.status == "pending" and answer is not None:
             decision = Decision.approve_once() if answer else Decision.deny()
             try:
                 asked = await broker.resolve(asked.id, decision, by="mcp elicitation")
             except ApprovalError:
                 asked = await broker.get(asked.id) or asked
+        elif asked.status == "pending" and answered is not None:
+            asked = await broker.wait(asked.id)
         elif asked.status == "pending":
             with anyio.move_on_after(self.wait):
                 asked = await broker.wait(asked.id)
