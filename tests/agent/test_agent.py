@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from satchel import SatchelUsageError, ToolRegistry, tool
+from satchel import SatchelUsageError, ToolContext, ToolRegistry, tool
 from satchel.agent import (
     Agent,
     ApprovalEvent,
@@ -407,3 +407,19 @@ async def test_calls_after_a_terminal_tool_in_the_same_reply_do_not_run(
     assert "send_message" in after[0].error.message  # type: ignore[union-attr]
     stored = await store.list_messages("ada")
     assert sum(1 for m in stored if m.role == "tool") == 3  # every call has its result
+
+
+async def test_a_turn_run_with_an_origin_gives_every_tool_call_that_origin() -> None:
+    seen: list[str | None] = []
+
+    @tool
+    def where(ctx: ToolContext) -> str:
+        """Say where the request came from."""
+        seen.append(ctx.origin)
+        return "ok"
+
+    model = TestModel([call("where", {}), "done", call("where", {}), "done"])
+    agent = Agent("ada", model, tools=ToolRegistry([where]))
+    await agent.run("hi", origin="telegram:123456789", conversation_id="telegram:123456789")
+    await agent.run("hi again")
+    assert seen == ["telegram:123456789", "agent:ada"]

@@ -189,17 +189,34 @@ class Agent:
 
     # -- running ---------------------------------------------------------------
 
-    async def run(self, message: str | None, *, conversation_id: str | None = None) -> RunResult:
+    async def run(
+        self,
+        message: str | None,
+        *,
+        conversation_id: str | None = None,
+        origin: str | None = None,
+    ) -> RunResult:
         """Run one turn for ``message`` and return its record (``None``: answer what
-        already arrived in the conversation, such as another agent's message)."""
+        already arrived in the conversation, such as another agent's message).
+
+        ``origin`` names where the message came from (``telegram:123456789``): every
+        tool call of the turn carries it (``ctx.origin``), so a consent request is
+        announced there and ``send_message`` knows the channel; by default
+        ``agent:<name>``."""
         result: RunResult | None = None
-        async for event in self.run_stream(message, conversation_id=conversation_id):
+        async for event in self.run_stream(message, conversation_id=conversation_id, origin=origin):
             if isinstance(event, FinalEvent):
                 result = event.result
         assert result is not None
         return result
 
-    def run_sync(self, message: str | None, *, conversation_id: str | None = None) -> RunResult:
+    def run_sync(
+        self,
+        message: str | None,
+        *,
+        conversation_id: str | None = None,
+        origin: str | None = None,
+    ) -> RunResult:
         """:meth:`run` from synchronous code.
 
         Raises:
@@ -208,17 +225,26 @@ class Agent:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return anyio.run(lambda: self.run(message, conversation_id=conversation_id))
+            return anyio.run(
+                lambda: self.run(message, conversation_id=conversation_id, origin=origin)
+            )
         raise SatchelUsageError("run_sync() cannot run inside an event loop; await run().")
 
     async def run_stream(
-        self, message: str | None, *, conversation_id: str | None = None
+        self,
+        message: str | None,
+        *,
+        conversation_id: str | None = None,
+        origin: str | None = None,
     ) -> AsyncIterator[RunEvent]:
         """Run one turn, yielding what happens as it happens; the last event is a
-        :class:`~satchel.agent.FinalEvent` holding the run's record."""
+        :class:`~satchel.agent.FinalEvent` holding the run's record (``origin`` as in
+        :meth:`run`)."""
         conversation = conversation_id or self.conversation_id
         started = datetime.now(UTC)
-        run = RunResult(agent=self.name, conversation_id=conversation, started_at=started)
+        run = RunResult(
+            agent=self.name, conversation_id=conversation, started_at=started, origin=origin
+        )
         history = await self._log.load(conversation)
         if message is not None:
             await self._log.add(
@@ -256,6 +282,7 @@ class Agent:
             agent=self.name,
             conversation_id=paused.conversation_id,
             started_at=paused.started_at or datetime.now(UTC),
+            origin=paused.origin,
         )
         history = await self._log.load(paused.conversation_id)
         done = [c.name.partition("@")[0] for c, r in paused.tool_calls if r.ok]

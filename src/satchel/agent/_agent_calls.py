@@ -160,7 +160,7 @@ class ToolRunner:
         self, run: RunResult, call: ToolCall, approvals: dict[str, str] | None
     ) -> ToolContext:
         agent, memory = self.log.name, self.log.memory
-        origin = f"agent:{agent}"
+        origin = run.origin or f"agent:{agent}"
         return ToolContext(
             agent=agent,
             origin=origin,

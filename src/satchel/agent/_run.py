@@ -102,6 +102,8 @@ class RunResult:
         pending_approvals: The approval ids of calls that wait for a human.
         started_at: When the turn's first message was recorded (a resumed turn keeps
             the paused one's); its tools' searches leave the turn out from then on.
+        origin: Where the turn's message came from (``telegram:123456789``), as its
+            tool calls see it in ``ctx.origin``; ``None`` for ``agent:<name>``.
     """
 
     agent: str
@@ -115,6 +117,7 @@ class RunResult:
     usage: Usage = field(default_factory=Usage)
     pending_approvals: list[str] = field(default_factory=list[str])
     started_at: datetime | None = None
+    origin: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record of the run."""

@@ -98,9 +98,19 @@ class AgentTeam:
         self.agents[name] = made
         return made
 
-    async def run(self, name: str, message: str) -> TeamResult:
+    async def run(
+        self,
+        name: str,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        origin: str | None = None,
+    ) -> TeamResult:
         """Run ``name``'s turn for ``message``, then the turns of the agents it (and
         they) sent messages to, until nobody is waiting or ``max_wakes`` is reached.
+
+        ``conversation_id`` and ``origin`` are the first turn's (see
+        :meth:`Agent.run`).
 
         Raises:
             SatchelUsageError: no agent called ``name`` in the team.
@@ -111,7 +121,9 @@ class AgentTeam:
                 f"No agent called {name!r} in the team; it has {sorted(self.agents)}."
             )
         self._waiting.clear()
-        result = TeamResult(runs=[await first.run(message)])
+        result = TeamResult(
+            runs=[await first.run(message, conversation_id=conversation_id, origin=origin)]
+        )
         wakes = 0
         while self._waiting:
             if wakes >= self.max_wakes:
