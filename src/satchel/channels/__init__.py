@@ -18,6 +18,8 @@ Example:
     ...     ...
 """
 
+import typing
+
 from satchel.channels._announce import ConsentAnnouncer
 from satchel.channels._bluesky import BlueskyEndpoint, grapheme_count
 from satchel.channels._config import (
@@ -26,6 +28,7 @@ from satchel.channels._config import (
     DeliveryConfig,
     DiscordConfig,
     RateLimitConfig,
+    TelegramConfig,
     WebhookConfig,
 )
 from satchel.channels._delivery import Delivery, RateLimit
@@ -56,8 +59,12 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
+from satchel.channels._notify import DueReminder, notify_channels
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
+
+if typing.TYPE_CHECKING:
+    from satchel.channels._telegram import TelegramChannel
 
 __all__ = [
     "Action",
@@ -75,6 +82,7 @@ __all__ = [
     "DiscordConfig",
     "DiscordEndpoint",
     "DiscordTarget",
+    "DueReminder",
     "Endpoint",
     "GroupTarget",
     "InboundChannel",
@@ -87,6 +95,8 @@ __all__ = [
     "SendReport",
     "SentMessage",
     "Target",
+    "TelegramChannel",
+    "TelegramConfig",
     "UserCallback",
     "UserTarget",
     "WebhookConfig",
@@ -97,5 +107,15 @@ __all__ = [
     "describe_target",
     "grapheme_count",
     "load_channels",
+    "notify_channels",
     "parse_channels",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``TelegramChannel`` on first use: python-telegram-bot loads only then."""
+    if name == "TelegramChannel":
+        from satchel.channels._telegram import TelegramChannel
+
+        return TelegramChannel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import (
     AfterValidator,
@@ -30,6 +30,9 @@ from satchel.channels._bluesky import BLUESKY_SERVICE
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DISCORD_API
 
+if TYPE_CHECKING:  # python-telegram-bot loads only when a Telegram channel is made
+    from satchel.channels._telegram import TelegramChannel
+
 __all__ = [
     "ENV_SECRETS",
     "BlueskyConfig",
@@ -37,6 +40,7 @@ __all__ = [
     "DeliveryConfig",
     "DiscordConfig",
     "RateLimitConfig",
+    "TelegramConfig",
     "WebhookConfig",
 ]
 
@@ -44,6 +48,7 @@ ENV_SECRETS: Final[Mapping[tuple[str, str], str]] = {
     ("discord", "token"): "SATCHEL_DISCORD_TOKEN",
     ("bluesky", "handle"): "SATCHEL_BLUESKY_HANDLE",
     ("bluesky", "app_password"): "SATCHEL_BLUESKY_APP_PASSWORD",
+    ("telegram", "token"): "SATCHEL_TELEGRAM_TOKEN",
 }
 """The environment variable that fills each secret a section leaves out."""
 
@@ -178,6 +183,37 @@ class WebhookConfig(_Section):
         return value
 
 
+class TelegramConfig(_Section):
+    """A Telegram bot the person talks to the agent through (``satchel up``).
+
+    Attributes:
+        token: The bot token (default ``$SATCHEL_TELEGRAM_TOKEN``).
+        base_url: A Bot API server (``/bot<token>/<method>`` follows it).
+        allowed_users: Telegram user ids that may talk to the agent; anyone else's
+            message is refused, logged, and never reaches the model.
+        notify_chat: Where reminders, nudges and consent requests go.
+        poll_seconds: How long one ``getUpdates`` long poll waits.
+    """
+
+    token: SecretStr = Field(min_length=1)
+    base_url: HttpUrl = "https://api.telegram.org"
+    allowed_users: list[int] = []
+    notify_chat: int | None = None
+    poll_seconds: int = Field(default=25, ge=0, le=50)
+
+    def channel(self) -> TelegramChannel:
+        """The :class:`~satchel.channels.TelegramChannel` this section configures."""
+        from satchel.channels._telegram import TelegramChannel
+
+        return TelegramChannel(
+            self.token.get_secret_value(),
+            base_url=self.base_url,
+            allowed_users=self.allowed_users,
+            notify_chat=self.notify_chat,
+            poll_seconds=self.poll_seconds,
+        )
+
+
 class ChannelConfig(_Section):
     """Every channel ``send_message`` can reach beyond the user and other agents, for
     ``satchel serve``, ``satchel run``/``chat`` and the library alike.
@@ -190,6 +226,7 @@ class ChannelConfig(_Section):
         discord: The Discord bot, if any.
         bluesky: The Bluesky account, if any.
         webhook: The allowed webhooks, if any.
+        telegram: The Telegram bot ``satchel up`` listens on, if any.
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -203,6 +240,7 @@ class ChannelConfig(_Section):
     discord: DiscordConfig | None = None
     bluesky: BlueskyConfig | None = None
     webhook: WebhookConfig | None = None
+    telegram: TelegramConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 
