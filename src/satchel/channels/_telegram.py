@@ -30,6 +30,7 @@ How the Bot API's state maps to :class:`~satchel.channels.InboundChannel`:
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Final
@@ -294,7 +295,9 @@ class TelegramChannel:
                 "SATCHEL_TELEGRAM_TOKEN and [telegram] base_url."
             )
         if isinstance(exc, RetryAfter):
-            seconds = exc.retry_after
+            with warnings.catch_warnings():  # an int now, a timedelta in PTB 23
+                warnings.simplefilter("ignore")
+                seconds = exc.retry_after
             wait = seconds if isinstance(seconds, int) else seconds.total_seconds()
             return ChannelUnavailableError(
                 f"Telegram asks to wait {wait:g} s before {method}",
