@@ -113,7 +113,9 @@ class FakeTelegram:
             }
             return self._add({"callback_query": query})
 
-    def fail(self, method: str, status: int, *, times: int = 1, retry_after: int | None = None) -> None:
+    def fail(
+        self, method: str, status: int, *, times: int = 1, retry_after: int | None = None
+    ) -> None:
         """Answer the next ``times`` calls of ``method`` with an error ``status``."""
         description = {
             401: "Unauthorized",
@@ -229,9 +231,7 @@ class FakeTelegram:
                 if offset is not None:
                     self._updates = [u for u in self._updates if u["update_id"] >= int(offset)]
                 ready = [
-                    u
-                    for u in self._updates
-                    if not allowed or any(kind in u for kind in allowed)
+                    u for u in self._updates if not allowed or any(kind in u for kind in allowed)
                 ]
             if ready or anyio.current_time() >= deadline:
                 return _ok(ready)

@@ -84,9 +84,7 @@ async def hosting(
         await ledger.close()
 
 
-async def sent(
-    fake: FakeTelegram, predicate: Callable[[Sent], bool], count: int = 1
-) -> list[Sent]:
+async def sent(fake: FakeTelegram, predicate: Callable[[Sent], bool], count: int = 1) -> list[Sent]:
     return await anyio.to_thread.run_sync(lambda: fake.wait_sent(predicate, count=count))
 
 

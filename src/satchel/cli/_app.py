@@ -34,6 +34,7 @@ from satchel.cli import (
     _run,
     _serve_command,
     _tools,
+    _up,
 )
 from satchel.cli._common import error_line
 
@@ -52,6 +53,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("install", _install.install),
     ("run", _run.run),
     ("chat", _chat.chat),
+    ("up", _up.up),
 )
 """The top-level commands that are not groups, as ``(name, function)``."""
 

@@ -22,11 +22,13 @@ from satchel.up._host import Host, Interceptor
 from satchel.up._ledger import ChannelCursors, UpLedger
 from satchel.up._ledger_open import open_ledger
 from satchel.up._ledger_sqlite import SQLiteUpLedger
+from satchel.up._wiring import INBOUND_SECTIONS, inbound_channels, start_channels
 
 if typing.TYPE_CHECKING:
     from satchel.up._ledger_postgres import PostgresUpLedger
 
 __all__ = [
+    "INBOUND_SECTIONS",
     "Backoff",
     "ChannelCursors",
     "Host",
@@ -34,7 +36,9 @@ __all__ = [
     "PostgresUpLedger",
     "SQLiteUpLedger",
     "UpLedger",
+    "inbound_channels",
     "open_ledger",
+    "start_channels",
 ]
 
 

@@ -121,6 +121,18 @@ class Host:
         Raises:
             SatchelUsageError: A channel refused its credentials (a Telegram 401).
         """
+        try:
+            await self._run()
+        except BaseExceptionGroup as group:  # one channel's refused credentials
+            refused = group.subgroup(SatchelUsageError)
+            if refused is None:
+                raise
+            first: BaseException = refused
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]  # pyright: ignore[reportUnknownMemberType]
+            raise first from None
+
+    async def _run(self) -> None:
         async with anyio.create_task_group() as group:
             if self.agenda is not None:
                 notify = notify_channels(self.channels)
