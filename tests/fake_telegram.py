@@ -53,6 +53,7 @@ class FakeTelegram:
         self.token = token
         self._lock = threading.Condition()
         self._updates: list[dict[str, Any]] = []
+        self._every_update: list[dict[str, Any]] = []
         self._next_update = 700_000
         self._next_message: dict[str, int] = {}
         self._failures: dict[str, list[tuple[int, str, int | None]]] = {}
@@ -127,6 +128,12 @@ class FakeTelegram:
                 [(status, description, retry_after)] * times
             )
 
+    def unconfirm(self) -> None:
+        """Forget every ``offset`` confirmation, as if the client had stopped before its
+        next poll confirmed what it fetched: a new client is given every update again."""
+        with self._lock:
+            self._updates = list(self._every_update)
+
     def pending(self) -> int:
         """Updates not yet confirmed by an ``offset``."""
         with self._lock:
@@ -163,7 +170,9 @@ class FakeTelegram:
 
     def _add(self, body: dict[str, Any]) -> int:
         self._next_update += 1
-        self._updates.append({"update_id": self._next_update, **body})
+        update = {"update_id": self._next_update, **body}
+        self._updates.append(update)
+        self._every_update.append(update)
         self._lock.notify_all()
         return self._next_update
 

@@ -135,7 +135,7 @@ async def _host(setup: AgentSetup, inbound: list[InboundChannel], config: Toolki
             agent=made, channels=inbound, ledger=ledger, agenda=reminder_agenda(agenda_registry)
         )
         names = ", ".join(channel.name for channel in inbound)
-        logger.warning("satchel up: agent %r listening on %s", made.name, names)
+        typer.echo(f"satchel up: agent {made.name!r} listening on {names}.", err=True)
         try:
             await host.run()
         except SatchelUsageError as exc:
