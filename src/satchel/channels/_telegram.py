@@ -104,6 +104,7 @@ class TelegramChannel:
         self.notify_chat = notify_chat
         self.poll_seconds = poll_seconds
         self._name = name
+        self._secret = token
         self._bot = Bot(
             token,
             base_url=f"{self.base_url}/bot",
@@ -193,7 +194,7 @@ class TelegramChannel:
         try:
             await self._bot.answer_callback_query(query.id)
         except TelegramError as exc:  # the press still counts; only the spinner stays
-            logger.warning("telegram: could not answer a button press: %s", exc.message)
+            logger.warning("telegram: could not answer a button press: %s", type(exc).__name__)
         label = ""
         if isinstance(shown, Message) and shown.reply_markup is not None:
             for row in shown.reply_markup.inline_keyboard:
@@ -289,10 +290,11 @@ class TelegramChannel:
     def _mapped(self, exc: TelegramError, method: str) -> Exception:
         """``exc`` in satchel's tree."""
         where = strip_userinfo(self.base_url)
+        said = exc.message.replace(self._secret, "<token>")  # PTB quotes the token
         if isinstance(exc, InvalidToken):
             return SatchelUsageError(
-                f"Telegram at {where} refused the bot token ({exc.message}): check "
-                "SATCHEL_TELEGRAM_TOKEN and [telegram] base_url."
+                f"Telegram at {where} refused the bot token (401 Unauthorized, or no Bot "
+                "API there): check SATCHEL_TELEGRAM_TOKEN and [telegram] base_url."
             )
         if isinstance(exc, RetryAfter):
             with warnings.catch_warnings():  # an int now, a timedelta in PTB 23
@@ -305,10 +307,10 @@ class TelegramChannel:
             )
         if isinstance(exc, NetworkError):  # also TimedOut, and 5xx answers
             return ChannelUnavailableError(
-                f"Telegram at {where} cannot be reached for {method}: {exc.message}",
+                f"Telegram at {where} cannot be reached for {method}: {said}",
                 details={"method": method},
             )
-        return ToolFailed(f"Telegram refused {method}: {exc.message}", details={"method": method})
+        return ToolFailed(f"Telegram refused {method}: {said}", details={"method": method})
 
     async def aclose(self) -> None:
         """Close the bot's HTTP connections."""
@@ -317,4 +319,4 @@ class TelegramChannel:
             try:
                 await self._bot.shutdown()
             except TelegramError as exc:
-                logger.debug("telegram: shutdown: %s", exc.message)
+                logger.debug("telegram: shutdown: %s", type(exc).__name__)
