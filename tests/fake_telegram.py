@@ -12,6 +12,7 @@ in-process or to a ``satchel up`` subprocess by URL.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -54,6 +55,7 @@ class FakeTelegram:
         self._lock = threading.Condition()
         self._updates: list[dict[str, Any]] = []
         self._every_update: list[dict[str, Any]] = []
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         self._next_update = 700_000
         self._next_message: dict[str, int] = {}
         self._failures: dict[str, list[tuple[int, str, int | None]]] = {}
@@ -174,6 +176,8 @@ class FakeTelegram:
         self._updates.append(update)
         self._every_update.append(update)
         self._lock.notify_all()
+        for loop, event in self._waiters:  # wake the long polls at once
+            loop.call_soon_threadsafe(event.set)
         return self._next_update
 
     async def _params(self, request: Request) -> dict[str, Any]:
@@ -235,16 +239,26 @@ class FakeTelegram:
         wait = float(params.get("timeout") or 0)
         allowed = params.get("allowed_updates")
         deadline = anyio.current_time() + wait
-        while True:
+        waiter = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            self._waiters.append(waiter)
+        try:
+            while True:
+                with self._lock:
+                    if offset is not None:
+                        self._updates = [u for u in self._updates if u["update_id"] >= int(offset)]
+                    ready = [
+                        u for u in self._updates if not allowed or any(k in u for k in allowed)
+                    ]
+                    waiter[1].clear()
+                left = deadline - anyio.current_time()
+                if ready or left <= 0:
+                    return _ok(ready)
+                with anyio.move_on_after(left):
+                    await waiter[1].wait()
+        finally:
             with self._lock:
-                if offset is not None:
-                    self._updates = [u for u in self._updates if u["update_id"] >= int(offset)]
-                ready = [
-                    u for u in self._updates if not allowed or any(kind in u for kind in allowed)
-                ]
-            if ready or anyio.current_time() >= deadline:
-                return _ok(ready)
-            await anyio.sleep(0.02)
+                self._waiters.remove(waiter)
 
     async def _send_message(self, params: dict[str, Any]) -> JSONResponse:
         chat = str(params["chat_id"])
