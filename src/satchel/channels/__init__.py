@@ -59,7 +59,7 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
-from satchel.channels._notify import DueReminder, notify_channels
+from satchel.channels._notify import DueReminder, notify_channels, reminder_text
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
 
@@ -109,6 +109,7 @@ __all__ = [
     "load_channels",
     "notify_channels",
     "parse_channels",
+    "reminder_text",
 ]
 
 
