@@ -209,3 +209,42 @@ async def test_a_team_answers_through_its_entry_agent(
         fake.message(SAM, "team?")
         [reply] = await sent(fake, lambda s: True)
     assert reply.text == "You said: team?"
+
+
+async def test_a_locked_ledger_holds_the_reply_until_it_can_be_marked(
+    fake: FakeTelegram,
+    url: str,
+    store: MemoryStore,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import sqlite3
+
+    agent = Agent("ada", FunctionModel(echo), memory=store)
+    db = tmp_path / "ledger.db"  # the memory store's own file stays writable
+    warm = SQLiteUpLedger(db)
+    await warm.answered("telegram", "0")  # the ledger's tables exist
+    await warm.close()
+    channel = TelegramChannel(TOKEN, base_url=url, allowed_users=[SAM], poll_seconds=1)
+    ledger = SQLiteUpLedger(db, busy_timeout=0.05)
+    host = Host(agent=agent, channels=[channel], ledger=ledger, max_backoff=0.2)
+    caplog.set_level(logging.WARNING, logger="satchel.up")
+    blocker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(host.run)
+            fake.message(SAM, "hold on")
+            with anyio.fail_after(120):
+                while "the ledger cannot be reached" not in caplog.text:
+                    await anyio.sleep(0.05)
+            assert fake.sent == []
+            blocker.execute("COMMIT")
+            [reply] = await sent(fake, lambda s: True)
+            group.cancel_scope.cancel()
+    finally:
+        blocker.close()
+        await channel.aclose()
+        await ledger.close()
+    assert reply.text == "You said: hold on"
+    assert "the ledger is back" in caplog.text

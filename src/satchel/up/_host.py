@@ -33,7 +33,7 @@ from functools import partial
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream, TaskGroup
 
-from satchel._errors import SatchelError, SatchelUsageError
+from satchel._errors import SatchelError, SatchelUsageError, StorageError
 from satchel.agent import Agent, AgentTeam
 from satchel.channels import (
     ChannelUnavailableError,
@@ -186,7 +186,7 @@ class Host:
             )
             await self._acknowledge(channel, message)
             return
-        if await self.ledger.answered(channel.name, message.message_id):
+        if await self._stored(partial(self.ledger.answered, channel.name, message.message_id)):
             logger.info("message %s on %s was answered before", message.message_id, channel.name)
             await self._acknowledge(channel, message)
             return
@@ -197,7 +197,7 @@ class Host:
                 logger.exception("an interceptor failed on message %s", message.message_id)
                 continue
             if consumed:
-                await self.ledger.mark(channel.name, message.message_id)
+                await self._stored(partial(self.ledger.mark, channel.name, message.message_id))
                 await self._acknowledge(channel, message)
                 return
         self._busy.add(key)
@@ -219,7 +219,7 @@ class Host:
     async def answer(self, channel: InboundChannel, message: InboundMessage) -> None:
         """Run ``message``'s turn, mark it answered, reply and acknowledge it."""
         text = await self._turn(message)
-        if not await self.ledger.mark(channel.name, message.message_id):
+        if not await self._stored(partial(self.ledger.mark, channel.name, message.message_id)):
             logger.info("message %s on %s was answered elsewhere", message.message_id, channel.name)
         elif text:
             await self._reply(channel, message, text)
@@ -275,6 +275,22 @@ class Host:
                     exc.message,
                 )
                 return
+
+    async def _stored(self, step: Callable[[], Awaitable[bool]]) -> bool:
+        """``step`` on the ledger, tried again with backoff while the database fails (a
+        message waits rather than risk being answered twice)."""
+        backoff = Backoff(cap=self.max_backoff)
+        while True:
+            try:
+                done = await step()
+            except StorageError as exc:
+                if backoff.failures == 0:
+                    logger.error("the ledger cannot be reached (%s); trying again", exc.message)
+                await anyio.sleep(backoff.next())
+                continue
+            if backoff.failures:
+                logger.warning("the ledger is back after %d failures", backoff.failures)
+            return done
 
     async def _acknowledge(self, channel: InboundChannel, message: InboundMessage) -> None:
         try:
