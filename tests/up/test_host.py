@@ -229,6 +229,15 @@ async def test_a_locked_ledger_holds_the_reply_until_it_can_be_marked(
     ledger = SQLiteUpLedger(db, busy_timeout=0.05)
     host = Host(agent=agent, channels=[channel], ledger=ledger, max_backoff=0.2)
     caplog.set_level(logging.WARNING, logger="satchel.up")
+    unreachable = anyio.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("the ledger cannot be reached"):
+                unreachable.set()  # logged on the event loop's thread
+
+    watch = Watch()
+    logging.getLogger("satchel.up").addHandler(watch)
     blocker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
@@ -236,13 +245,13 @@ async def test_a_locked_ledger_holds_the_reply_until_it_can_be_marked(
             group.start_soon(host.run)
             fake.message(SAM, "hold on")
             with anyio.fail_after(120):
-                while "the ledger cannot be reached" not in caplog.text:
-                    await anyio.sleep(0.05)
+                await unreachable.wait()
             assert fake.sent == []
             blocker.execute("COMMIT")
             [reply] = await sent(fake, lambda s: True)
             group.cancel_scope.cancel()
     finally:
+        logging.getLogger("satchel.up").removeHandler(watch)
         blocker.close()
         await channel.aclose()
         await ledger.close()
