@@ -3,6 +3,7 @@ loopback: updates in, replies and buttons out, the offset, and the API's errors.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -195,3 +196,18 @@ def test_a_telegram_section_without_a_token_names_the_variable() -> None:
 
     with pytest.raises(UsageError, match="SATCHEL_TELEGRAM_TOKEN"):
         parse_channels("[telegram]\nallowed_users = [1]\n", environ={})
+
+
+async def test_the_token_never_reaches_the_logs_even_at_debug(
+    fake: FakeTelegram, url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    channel = TelegramChannel(TOKEN, base_url=url, allowed_users=[SAM], poll_seconds=0)
+    try:
+        fake.message(SAM, "hello")
+        [message] = await channel.fetch()
+        await channel.reply(message, "hi")
+    finally:
+        await channel.aclose()
+    assert "/bot<token>/getUpdates" in caplog.text  # httpx's request line, redacted
+    assert TOKEN not in caplog.text

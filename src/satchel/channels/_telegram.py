@@ -67,6 +67,30 @@ TELEGRAM_MAX_CHARS: Final = 4096
 """The most characters one Telegram message holds; a longer text goes in several."""
 
 _UPDATES: Final = ("message", "callback_query")
+_QUOTING_LOGGERS: Final = (
+    "httpx",
+    "telegram",
+    "telegram.Bot",
+    "telegram.BaseRequest",
+    "telegram.HTTPXRequest",
+)
+"""Loggers that write the Bot API's URLs (``/bot<token>/``) or the token itself."""
+
+
+class _HideToken(logging.Filter):
+    """Writes ``<token>`` for the bot token in the records of :data:`_QUOTING_LOGGERS`
+    (httpx logs every request URL at INFO, python-telegram-bot its base URL at DEBUG),
+    while its channel is open."""
+
+    def __init__(self, token: str) -> None:
+        super().__init__()
+        self.token = token
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if self.token in text:
+            record.msg, record.args = text.replace(self.token, "<token>"), None
+        return True
 
 
 class TelegramChannel:
@@ -105,6 +129,9 @@ class TelegramChannel:
         self.poll_seconds = poll_seconds
         self._name = name
         self._secret = token
+        self._hide = _HideToken(token)
+        for logger_name in _QUOTING_LOGGERS:
+            logging.getLogger(logger_name).addFilter(self._hide)
         self._bot = Bot(
             token,
             base_url=f"{self.base_url}/bot",
@@ -314,9 +341,12 @@ class TelegramChannel:
 
     async def aclose(self) -> None:
         """Close the bot's HTTP connections."""
-        if self._ready:
-            self._ready = False
-            try:
+        try:
+            if self._ready:
+                self._ready = False
                 await self._bot.shutdown()
-            except TelegramError as exc:
-                logger.debug("telegram: shutdown: %s", type(exc).__name__)
+        except TelegramError as exc:
+            logger.debug("telegram: shutdown: %s", type(exc).__name__)
+        finally:
+            for logger_name in _QUOTING_LOGGERS:
+                logging.getLogger(logger_name).removeFilter(self._hide)
