@@ -35,11 +35,11 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 
-from fake_telegram import TOKEN, FakeTelegram, serving_telegram  # noqa: E402
-from satchel.agent import Agent, FunctionModel, ModelRequest, ModelResponse  # noqa: E402
-from satchel.channels import TelegramChannel  # noqa: E402
-from satchel.memory import SQLiteStore  # noqa: E402
-from satchel.up import Host, SQLiteUpLedger  # noqa: E402
+from fake_telegram import TOKEN, FakeTelegram, serving_telegram
+from satchel.agent import Agent, FunctionModel, ModelRequest, ModelResponse
+from satchel.channels import TelegramChannel
+from satchel.memory import SQLiteStore
+from satchel.up import Host, SQLiteUpLedger
 
 SAM = 123456789
 
