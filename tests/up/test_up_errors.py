@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from fake_telegram import FakeTelegram, serving_telegram
+from fake_telegram import TOKEN, FakeTelegram, serving_telegram
 from satchel.cli import app
 
 pytestmark = pytest.mark.timeout(180)
@@ -70,3 +71,43 @@ def test_a_token_telegram_refuses_stops_the_start_in_one_line(tmp_path: Path) ->
     assert "SATCHEL_TELEGRAM_TOKEN" in done.stderr
     assert "999:not-the-token" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_ctrl_c_stops_up_with_status_130_and_one_line(tmp_path: Path) -> None:
+    fake = FakeTelegram()
+    with serving_telegram(fake) as url:
+        channels = tmp_path / "channels.toml"
+        channels.write_text(f'[telegram]\nbase_url = "{url}"\nallowed_users = [1]\n')
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SATCHEL_")}
+        env.update(SATCHEL_TELEGRAM_TOKEN=TOKEN, OPENAI_API_KEY="test-key")
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "satchel",
+                "up",
+                "--channels",
+                str(channels),
+                "--db",
+                str(tmp_path / "m.db"),
+                "--model",
+                "openai:fake",
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert process.stderr is not None
+        try:
+            for line in process.stderr:  # until it listens (a hang guard: the timeout mark)
+                if "listening on telegram" in line:
+                    break
+            process.send_signal(signal.SIGINT)
+            rest = process.stderr.read()
+            code = process.wait(timeout=120)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    assert code == 130, rest
+    assert "satchel: interrupted." in rest
+    assert "Traceback" not in rest

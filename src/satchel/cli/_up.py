@@ -98,8 +98,8 @@ def up(
         except SatchelUsageError as exc:
             raise typer.BadParameter(exc.message, param_hint="'--timezone'") from exc
         stopped = anyio.run(_up, setup, inbound, config)
-    if stopped == signal.SIGINT:
-        raise KeyboardInterrupt
+        if stopped == signal.SIGINT:
+            raise KeyboardInterrupt  # satchel: interrupted., status 130
     typer.echo("satchel up: stopped.", err=True)
 
 
