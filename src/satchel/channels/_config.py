@@ -58,7 +58,8 @@ _SNOWFLAKE = re.compile(r"^[0-9]{1,20}$")
 
 def _http_url(value: str) -> str:
     if not re.match(r"^https?://[^/\s?#]+(?:[/?#]\S*)?$", value):
-        raise ValueError(f"expected an http:// or https:// URL, got {value[:100]!r}")
+        # the value is not quoted: it may have come from ${NAME}, a secret
+        raise ValueError("expected an http:// or https:// URL")
     return value
 
 
@@ -67,10 +68,8 @@ def _snowflake(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not _SNOWFLAKE.match(value):
-        raise ValueError(
-            f'expected a Discord channel id (digits, like "1234567890123456789"), got '
-            f"{str(value)[:40]!r}"
-        )
+        # the value is not quoted: it may have come from ${NAME}, a secret
+        raise ValueError('expected a Discord channel id (digits, like "1234567890123456789")')
     return value
 
 
