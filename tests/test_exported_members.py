@@ -35,6 +35,7 @@ PACKAGES = [
     "satchel.toolkit",
     "satchel.toolkit.mail",
     "satchel.tools",
+    "satchel.up",
 ]
 
 

@@ -90,6 +90,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "tools",
         "toolkit",
     },
+    # satchel up: the host of an agent on inbound channels, its ledger in the database
+    "up": STORAGE | {"agent", "channels", "toolkit"},
     "examples": frozenset({"registry", "tools"}),
     "satchel": frozenset({"agent", "compose", "consent", "memory", "meta", "registry", "tools"}),
 }

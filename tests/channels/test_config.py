@@ -247,3 +247,14 @@ def test_any_text_as_toml_loads_or_is_one_usage_error(text: str) -> None:
         assert outcome.startswith("c.toml")
     else:
         assert isinstance(tomllib.loads(text), dict)  # only valid TOML gets through
+
+
+def test_a_url_setting_read_from_a_secret_variable_is_refused_without_quoting_it() -> None:
+    text = yaml.safe_dump(
+        {"discord": {"channels": {"general": "111"}, "base_url": "${HOOK_TOKEN}"}}
+    )
+    outcome = _outcome(text, "c.yaml", yaml_text=True)
+    assert isinstance(outcome, str)
+    assert "discord.base_url" in outcome
+    assert "expected an http:// or https:// URL" in outcome
+    assert not any(secret in outcome for secret in SECRETS)

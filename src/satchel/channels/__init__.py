@@ -21,6 +21,8 @@ Example:
     ...     ...
 """
 
+import typing
+
 from satchel.channels._announce import ConsentAnnouncer
 from satchel.channels._apprise import AppriseNotifier, NotifyConfig, apprise_notifier
 from satchel.channels._bluesky import BlueskyEndpoint, grapheme_count
@@ -30,6 +32,7 @@ from satchel.channels._config import (
     DeliveryConfig,
     DiscordConfig,
     RateLimitConfig,
+    TelegramConfig,
     WebhookConfig,
 )
 from satchel.channels._consent_answers import ChannelConsent
@@ -64,10 +67,13 @@ from satchel.channels._messaging import (
     WebhookTarget,
     describe_target,
 )
-from satchel.channels._notify import Notifiable, notify_channels
+from satchel.channels._notify import DueReminder, Notifiable, notify_channels, reminder_text
 from satchel.channels._open_inbound import open_inbound_channels
 from satchel.channels._router import channel_endpoints, channel_router
 from satchel.channels._webhook import WebhookEndpoint
+
+if typing.TYPE_CHECKING:
+    from satchel.channels._telegram import TelegramChannel
 
 __all__ = [
     "Action",
@@ -88,6 +94,7 @@ __all__ = [
     "DiscordConfig",
     "DiscordEndpoint",
     "DiscordTarget",
+    "DueReminder",
     "Endpoint",
     "GroupTarget",
     "InboundChannel",
@@ -105,6 +112,8 @@ __all__ = [
     "SendReport",
     "SentMessage",
     "Target",
+    "TelegramChannel",
+    "TelegramConfig",
     "UserCallback",
     "UserTarget",
     "WebhookConfig",
@@ -121,4 +130,14 @@ __all__ = [
     "notify_channels",
     "open_inbound_channels",
     "parse_channels",
+    "reminder_text",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``TelegramChannel`` on first use: python-telegram-bot loads only then."""
+    if name == "TelegramChannel":
+        from satchel.channels._telegram import TelegramChannel
+
+        return TelegramChannel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

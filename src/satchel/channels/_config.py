@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import (
     AfterValidator,
@@ -33,6 +33,9 @@ from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DISCORD_API
 from satchel.channels._inbox_config import InboxConfig
 
+if TYPE_CHECKING:  # python-telegram-bot loads only when a Telegram channel is made
+    from satchel.channels._telegram import TelegramChannel
+
 __all__ = [
     "ENV_SECRETS",
     "BlueskyConfig",
@@ -40,6 +43,7 @@ __all__ = [
     "DeliveryConfig",
     "DiscordConfig",
     "RateLimitConfig",
+    "TelegramConfig",
     "WebhookConfig",
 ]
 
@@ -48,6 +52,7 @@ ENV_SECRETS: Final[Mapping[tuple[str, str], str]] = {
     ("bluesky", "handle"): "SATCHEL_BLUESKY_HANDLE",
     ("bluesky", "app_password"): "SATCHEL_BLUESKY_APP_PASSWORD",
     ("inbox", "token"): "SATCHEL_INBOX_TOKEN",
+    ("telegram", "token"): "SATCHEL_TELEGRAM_TOKEN",
 }
 """The environment variable that fills each secret a section leaves out."""
 
@@ -57,7 +62,8 @@ _SNOWFLAKE = re.compile(r"^[0-9]{1,20}$")
 
 def _http_url(value: str) -> str:
     if not re.match(r"^https?://[^/\s?#]+(?:[/?#]\S*)?$", value):
-        raise ValueError(f"expected an http:// or https:// URL, got {value[:100]!r}")
+        # the value is not quoted: it may have come from ${NAME}, a secret
+        raise ValueError("expected an http:// or https:// URL")
     return value
 
 
@@ -66,10 +72,8 @@ def _snowflake(value: Any) -> Any:
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if not isinstance(value, str) or not _SNOWFLAKE.match(value):
-        raise ValueError(
-            f'expected a Discord channel id (digits, like "1234567890123456789"), got '
-            f"{str(value)[:40]!r}"
-        )
+        # the value is not quoted: it may have come from ${NAME}, a secret
+        raise ValueError('expected a Discord channel id (digits, like "1234567890123456789")')
     return value
 
 
@@ -219,6 +223,37 @@ class WebhookConfig(_Section):
         return value
 
 
+class TelegramConfig(_Section):
+    """A Telegram bot the person talks to the agent through (``satchel up``).
+
+    Attributes:
+        token: The bot token (default ``$SATCHEL_TELEGRAM_TOKEN``).
+        base_url: A Bot API server (``/bot<token>/<method>`` follows it).
+        allowed_users: Telegram user ids that may talk to the agent; anyone else's
+            message is refused, logged, and never reaches the model.
+        notify_chat: Where reminders, nudges and consent requests go.
+        poll_seconds: How long one ``getUpdates`` long poll waits.
+    """
+
+    token: SecretStr = Field(min_length=1)
+    base_url: HttpUrl = "https://api.telegram.org"
+    allowed_users: list[int] = []
+    notify_chat: int | None = None
+    poll_seconds: int = Field(default=25, ge=0, le=50)
+
+    def channel(self) -> TelegramChannel:
+        """The :class:`~satchel.channels.TelegramChannel` this section configures."""
+        from satchel.channels._telegram import TelegramChannel
+
+        return TelegramChannel(
+            self.token.get_secret_value(),
+            base_url=self.base_url,
+            allowed_users=self.allowed_users,
+            notify_chat=self.notify_chat,
+            poll_seconds=self.poll_seconds,
+        )
+
+
 class ChannelConfig(_Section):
     """Every channel ``send_message`` can reach beyond the user and other agents, for
     ``satchel serve``, ``satchel run``/``chat`` and the library alike.
@@ -233,6 +268,7 @@ class ChannelConfig(_Section):
         webhook: The allowed webhooks, if any.
         inbox: The local HTTP inbox (an inbound channel), if any.
         notify: apprise URLs reminders and nudges also go to, if any.
+        telegram: The Telegram bot ``satchel up`` listens on, if any.
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -248,6 +284,7 @@ class ChannelConfig(_Section):
     webhook: WebhookConfig | None = None
     inbox: InboxConfig | None = None
     notify: NotifyConfig | None = None
+    telegram: TelegramConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 

@@ -36,6 +36,7 @@ from satchel.cli import (
     _serve_command,
     _sources,
     _tools,
+    _up,
 )
 from satchel.cli._common import error_line
 
@@ -56,6 +57,7 @@ COMMANDS: tuple[tuple[str, Callable[..., Any]], ...] = (
     ("install", _install.install),
     ("run", _run.run),
     ("chat", _chat.chat),
+    ("up", _up.up),
 )
 """The top-level commands that are not groups, as ``(name, function)``."""
 

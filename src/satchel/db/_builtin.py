@@ -17,6 +17,7 @@ BUILTIN = (
             "memory": "satchel.memory.sqlite:SQLiteStore.open",
             "approvals": "satchel.consent._sqlite:SQLiteApprovalStore",
             "usage": "satchel.meta._usage_sqlite:SQLiteUsageStore",
+            "up": "satchel.up._ledger_sqlite:SQLiteUpLedger",
         },
         locate=sqlite_location,
     ),
@@ -28,6 +29,7 @@ BUILTIN = (
             "memory": "satchel.memory.postgres:PostgresStore.open",
             "approvals": "satchel.consent._postgres:PostgresApprovalStore",
             "usage": "satchel.meta._usage_postgres:PostgresUsageStore",
+            "up": "satchel.up._ledger_postgres:PostgresUpLedger",
         },
     ),
 )
