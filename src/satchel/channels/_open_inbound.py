@@ -12,16 +12,32 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from satchel.channels._config import ChannelConfig
+from satchel.channels._config import ChannelConfig, DiscordConfig, TelegramConfig
+from satchel.channels._discord_inbound import discord_channel
 from satchel.channels._inbound import CursorStore, InboundChannel
 from satchel.channels._inbox import inbox_channel
 
 __all__ = ["INBOUND_OPENERS", "InboundOpener", "open_inbound_channels"]
 
-InboundOpener = Callable[[Any, CursorStore | None], InboundChannel]
-"""Opens one channel from its section of the channels file and the host's cursor store."""
+InboundOpener = Callable[[Any, CursorStore | None], InboundChannel | None]
+"""Opens one channel from its section of the channels file and the host's cursor store
+for it; ``None`` when the section configures no inbound side (a Discord section that
+only lists channels for ``send_message``)."""
+
+
+def _telegram(section: TelegramConfig, _cursors: CursorStore | None) -> InboundChannel:
+    return section.channel()  # Telegram keeps the update offset itself
+
+
+def _discord(section: DiscordConfig, cursors: CursorStore | None) -> InboundChannel | None:
+    if not section.listen and not (section.dm and section.allowed_users):
+        return None
+    return discord_channel(section, cursors)
+
 
 INBOUND_OPENERS: Final[Mapping[str, InboundOpener]] = {
+    "telegram": _telegram,
+    "discord": _discord,
     "inbox": lambda section, _cursors: inbox_channel(section),
 }
 """Each inbound channel's section of :class:`~satchel.channels.ChannelConfig` and its
@@ -29,7 +45,10 @@ opener, in the order channels are opened."""
 
 
 def open_inbound_channels(
-    config: ChannelConfig, cursor_store: CursorStore | None = None
+    config: ChannelConfig,
+    cursor_store: CursorStore | None = None,
+    *,
+    cursors_for: Callable[[str], CursorStore] | None = None,
 ) -> list[InboundChannel]:
     """The inbound channels ``config`` configures, one per section present, not yet
     connected (each connects on its first use; close each with ``aclose()``).
@@ -37,13 +56,19 @@ def open_inbound_channels(
     Args:
         config: The channels file.
         cursor_store: Where channels that resume after a restart keep their cursor.
+        cursors_for: A cursor store per channel, by section name (``satchel up``
+            keeps each channel's under its name in its ledger); wins over
+            ``cursor_store``.
 
     Example:
         >>> channels = open_inbound_channels(load_channels("channels.toml"))  # doctest: +SKIP
     """
     opened: list[InboundChannel] = []
     for section, opener in INBOUND_OPENERS.items():
-        body: object = getattr(config, section, None)
+        body: Any = getattr(config, section, None)
         if body is not None:
-            opened.append(opener(body, cursor_store))
+            cursors = cursors_for(section) if cursors_for is not None else cursor_store
+            channel = opener(body, cursors)
+            if channel is not None:
+                opened.append(channel)
     return opened

@@ -23,7 +23,12 @@ import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
-from satchel.channels import ChannelUnavailableError, InboundChannel
+from satchel.channels import (
+    ChannelConfig,
+    ChannelConsent,
+    ChannelUnavailableError,
+    InboundChannel,
+)
 from satchel.cli._agent_setup import (
     DEFAULT_TIMEOUT,
     AgentOptions,
@@ -44,7 +49,7 @@ from satchel.cli._serve_toolkit import ZoneOption
 from satchel.cli._store import DbOption, resolve_db_location
 from satchel.registry import ToolRegistry, merged
 from satchel.toolkit import ToolkitConfig, agenda_tools, reminder_agenda
-from satchel.up import Host, inbound_channels, open_ledger, start_channels
+from satchel.up import ChannelCursors, Host, inbound_channels, open_ledger, start_channels
 
 __all__ = ["up"]
 
@@ -88,8 +93,9 @@ def up(
             model=model, base_url=base_url, agent=agent, db=db, tools=tools or (),
             max_steps=max_steps, max_calls=max_calls, channels=channels, timeout=timeout,
         )  # fmt: skip
+        config_file = channels_config(channels)
         try:
-            inbound = inbound_channels(channels_config(channels), source=str(channels))
+            inbound_channels(config_file, source=str(channels))  # one clear line, early
         except SatchelUsageError as exc:
             raise typer.BadParameter(exc.message, param_hint="'--channels'") from exc
         setup = agent_setup(options)
@@ -97,52 +103,64 @@ def up(
             config = ToolkitConfig.load(timezone=timezone)
         except SatchelUsageError as exc:
             raise typer.BadParameter(exc.message, param_hint="'--timezone'") from exc
-        stopped = anyio.run(_up, setup, inbound, config)
+        stopped = anyio.run(_up, setup, config_file, str(channels), config)
         if stopped == signal.SIGINT:
             raise KeyboardInterrupt  # satchel: interrupted., status 130
     typer.echo("satchel up: stopped.", err=True)
 
 
 async def _up(
-    setup: AgentSetup, inbound: list[InboundChannel], config: ToolkitConfig
+    setup: AgentSetup, channels: ChannelConfig, source: str, config: ToolkitConfig
 ) -> signal.Signals:
     """Run the host until SIGINT or SIGTERM stops it; returns that signal."""
     caught: list[signal.Signals] = []
+    with _stopped_by_signals(caught):
+        await _host(setup, channels, source, config)
+    return caught[0] if caught else signal.SIGTERM
+
+
+async def _host(
+    setup: AgentSetup, channels: ChannelConfig, source: str, config: ToolkitConfig
+) -> None:
+    """Open the ledger, the channels (each keeping its cursor in the ledger), the agent
+    with its agenda tools and consent answered in the chat, and host it."""
+    ledger = open_ledger(resolve_db_location(setup.db, must_exist=False))
+    inbound: list[InboundChannel] = []
     try:
-        with _stopped_by_signals(caught):
-            await _host(setup, inbound, config)
+        inbound = inbound_channels(
+            channels, source=source, cursors_for=lambda name: ChannelCursors(ledger, name)
+        )
+        try:
+            await start_channels(inbound)
+        except ChannelUnavailableError as exc:  # the host retries with backoff
+            logger.warning("a channel is unavailable at start: %s", exc.message)
+        except SatchelUsageError as exc:
+            raise typer.BadParameter(exc.message, param_hint="'--channels'") from exc
+        async with opened_agent(setup, origin="up") as (made, broker):
+            assert made.memory is not None
+            agenda_registry = ToolRegistry(agenda_tools(config, store=made.memory))
+            made.tools = merged(made.tools, agenda_registry)
+            host = Host(
+                agent=made, channels=inbound, ledger=ledger, agenda=reminder_agenda(agenda_registry)
+            )
+            consent = ChannelConsent(
+                broker,
+                {channel.name: channel for channel in inbound},
+                state=ChannelCursors(ledger, "consent"),
+            )
+            host.intercept(consent.intercept)
+            names = ", ".join(channel.name for channel in inbound)
+            typer.echo(f"satchel up: agent {made.name!r} listening on {names}.", err=True)
+            try:
+                async with consent.running():
+                    await host.run()
+            except SatchelUsageError as exc:
+                raise typer.BadParameter(exc.message, param_hint="'--channels'") from exc
     finally:
         with anyio.CancelScope(shield=True):
             for channel in inbound:
                 await channel.aclose()
-    return caught[0] if caught else signal.SIGTERM
-
-
-async def _host(setup: AgentSetup, inbound: list[InboundChannel], config: ToolkitConfig) -> None:
-    """Open the agent with its agenda tools and the ledger, and host it."""
-    try:
-        await start_channels(inbound)
-    except ChannelUnavailableError as exc:  # the host retries with backoff
-        logger.warning("a channel is unavailable at start: %s", exc.message)
-    except SatchelUsageError as exc:
-        raise typer.BadParameter(exc.message, param_hint="'--channels'") from exc
-    async with opened_agent(setup, origin="up") as (made, _broker):
-        assert made.memory is not None
-        agenda_registry = ToolRegistry(agenda_tools(config, store=made.memory))
-        made.tools = merged(made.tools, agenda_registry)
-        ledger = open_ledger(resolve_db_location(setup.db, must_exist=False))
-        host = Host(
-            agent=made, channels=inbound, ledger=ledger, agenda=reminder_agenda(agenda_registry)
-        )
-        names = ", ".join(channel.name for channel in inbound)
-        typer.echo(f"satchel up: agent {made.name!r} listening on {names}.", err=True)
-        try:
-            await host.run()
-        except SatchelUsageError as exc:
-            raise typer.BadParameter(exc.message, param_hint="'--channels'") from exc
-        finally:
-            with anyio.CancelScope(shield=True):
-                await ledger.close()
+            await ledger.close()
 
 
 @contextmanager

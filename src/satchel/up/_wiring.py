@@ -3,28 +3,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from satchel._errors import SatchelUsageError
-from satchel.channels import ChannelConfig, InboundChannel
+from satchel.channels import ChannelConfig, CursorStore, InboundChannel, open_inbound_channels
+from satchel.channels._open_inbound import INBOUND_OPENERS
 
 __all__ = ["INBOUND_SECTIONS", "inbound_channels", "start_channels"]
 
-INBOUND_SECTIONS: tuple[str, ...] = ("telegram",)
+INBOUND_SECTIONS: tuple[str, ...] = tuple(INBOUND_OPENERS)
 """The sections of a channels file that ``satchel up`` listens on."""
 
 
 def inbound_channels(
-    config: ChannelConfig, *, source: str = "the channels file"
+    config: ChannelConfig,
+    *,
+    source: str = "the channels file",
+    cursors_for: Callable[[str], CursorStore] | None = None,
 ) -> list[InboundChannel]:
-    """The inbound channels ``config`` configures.
+    """The inbound channels ``config`` configures (see
+    :func:`~satchel.channels.open_inbound_channels`), each with its own cursor store
+    from ``cursors_for``.
 
     Raises:
         SatchelUsageError: It configures none (the message names the sections it has).
     """
-    channels: list[InboundChannel] = []
-    if config.telegram is not None:
-        channels.append(config.telegram.channel())
+    channels = open_inbound_channels(config, cursors_for=cursors_for)
     if not channels:
         present = [
             name
