@@ -30,6 +30,7 @@ from satchel.channels._config import (
 )
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
+from satchel.channels._email import EmailChannel, EmailConfig, email_channel
 from satchel.channels._inbound import (
     Action,
     ChannelUnavailableError,
@@ -75,6 +76,8 @@ __all__ = [
     "DiscordConfig",
     "DiscordEndpoint",
     "DiscordTarget",
+    "EmailChannel",
+    "EmailConfig",
     "Endpoint",
     "GroupTarget",
     "InboundChannel",
@@ -95,6 +98,7 @@ __all__ = [
     "channel_endpoints",
     "channel_router",
     "describe_target",
+    "email_channel",
     "grapheme_count",
     "load_channels",
     "parse_channels",

@@ -29,6 +29,7 @@ from pydantic import (
 from satchel.channels._bluesky import BLUESKY_SERVICE
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DISCORD_API
+from satchel.channels._email import EmailConfig
 
 __all__ = [
     "ENV_SECRETS",
@@ -44,6 +45,7 @@ ENV_SECRETS: Final[Mapping[tuple[str, str], str]] = {
     ("discord", "token"): "SATCHEL_DISCORD_TOKEN",
     ("bluesky", "handle"): "SATCHEL_BLUESKY_HANDLE",
     ("bluesky", "app_password"): "SATCHEL_BLUESKY_APP_PASSWORD",
+    ("email", "password"): "SATCHEL_EMAIL_PASSWORD",
 }
 """The environment variable that fills each secret a section leaves out."""
 
@@ -190,6 +192,8 @@ class ChannelConfig(_Section):
         discord: The Discord bot, if any.
         bluesky: The Bluesky account, if any.
         webhook: The allowed webhooks, if any.
+        email: The mailbox a person writes to the agent at, if any (an inbound channel
+            of ``satchel up``; see :func:`~satchel.channels.email_channel`).
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -203,6 +207,7 @@ class ChannelConfig(_Section):
     discord: DiscordConfig | None = None
     bluesky: BlueskyConfig | None = None
     webhook: WebhookConfig | None = None
+    email: EmailConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 
