@@ -13,6 +13,8 @@ from email.policy import default as default_policy
 import anyio
 import pytest
 from aiosmtpd.controller import Controller
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from satchel import SatchelUsageError
 from satchel.channels import (
@@ -425,4 +427,46 @@ async def test_an_acknowledgement_while_the_server_is_away_holds_after_it_is_bac
     assert (await channel.reply(message, "Noted.")).chat == ADA  # SMTP is still up
     with pytest.raises(ChannelUnavailableError):
         await channel.fetch()
+    await channel.aclose()
+
+
+_ODD_HEADER = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=60)
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    subject=_ODD_HEADER | st.sampled_from(["=?utf-8?q?broken", "=?x-nope?b?QUJD?=", "Re: Re:"]),
+    sender=_ODD_HEADER | st.just(ADA),
+    body=st.binary(max_size=400),
+    content_type=st.sampled_from(
+        [
+            "text/plain; charset=utf-8",
+            "text/html",
+            "image/png",
+            "multipart/mixed; boundary=b",
+            "text/plain; charset=no-such-charset",
+            "application/octet-stream",
+        ]
+    ),
+)
+async def test_odd_mail_through_the_real_server_is_fetched_answered_and_acknowledged(
+    servers: tuple[ImapServer, SmtpServer],
+    subject: str,
+    sender: str,
+    body: bytes,
+    content_type: str,
+) -> None:
+    raw = (
+        f"From: {sender}\r\nTo: {AGENT}\r\nSubject: {subject}\r\n"
+        f"Content-Type: {content_type}\r\n\r\n"
+    ).encode() + body.replace(b"\r", b"")
+    deliver(servers[0], raw)
+    channel = _channel(servers)
+    messages = await fetch_all(channel)
+    assert len(messages) == 1
+    [message] = messages
+    if channel.allows(message):
+        await channel.reply(message, "Received.")
+    await channel.acknowledge(message)
+    assert await fetch_all(channel) == []
     await channel.aclose()
