@@ -11,6 +11,7 @@ from email.message import Message
 from email.policy import default as default_policy
 
 import anyio
+import anyio.to_thread
 import pytest
 from aiosmtpd.controller import Controller
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +23,7 @@ from satchel.channels import (
     ChannelUnavailableError,
     EmailChannel,
     InboundChannel,
+    InboundMessage,
     email_channel,
 )
 from toolkit.mail.conftest import ImapServer, Outbox, SmtpServer, free_port, start_pymap
@@ -470,3 +472,25 @@ async def test_odd_mail_through_the_real_server_is_fetched_answered_and_acknowle
     await channel.acknowledge(message)
     assert await fetch_all(channel) == []
     await channel.aclose()
+
+
+async def test_a_fetch_waiting_on_a_server_that_can_idle_returns_when_mail_comes(
+    servers: tuple[ImapServer, SmtpServer],
+) -> None:
+    channel = _channel(servers, poll_seconds=600)  # a poll would not come within the test
+    found: list[InboundMessage] = []
+
+    async def fetch() -> None:
+        found.extend(await channel.fetch())
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(fetch)
+            await anyio.wait_all_tasks_blocked()
+            await anyio.to_thread.run_sync(deliver, servers[0], mail())
+    assert [m.message_id for m in found] == ["<m1@example.org>"]
+    await channel.acknowledge(found[0])  # while nothing waits: flagged at once
+    await channel.aclose()
+    with servers[0].client() as client:
+        client.select_folder("INBOX")
+        assert len(client.search(["SEEN"])) == 1

@@ -98,7 +98,8 @@ class EmailChannel:
         return self._config
 
     async def fetch(self) -> Sequence[InboundMessage]:
-        """New mail, oldest first; with none, wait ``poll_seconds`` and look once more.
+        """New mail, oldest first; with none, wait ``poll_seconds`` (less when a server
+        that can IDLE says mail came) and look once more.
 
         Raises:
             ChannelUnavailableError: The IMAP server cannot be reached for now.
@@ -107,8 +108,20 @@ class EmailChannel:
         found = await self._poll()
         if found:
             return found
-        await anyio.sleep(self._config.poll_seconds)
+        await self._wait()
         return await self._poll()
+
+    async def _wait(self) -> None:
+        async with self._lock:
+            session = self._session
+            if session is not None and session.idles:
+                try:
+                    await anyio.to_thread.run_sync(session.wait, self._config.poll_seconds)
+                except MailboxError as exc:  # the next poll connects again, or says why not
+                    logger.info("email: waiting for new mail stopped: %s", exc)
+                    await self._drop()
+                return
+        await anyio.sleep(self._config.poll_seconds)
 
     async def _poll(self) -> list[InboundMessage]:
         async with self._lock:
@@ -219,8 +232,9 @@ class EmailChannel:
         )
 
     async def acknowledge(self, message: InboundMessage) -> None:
-        """Move the cursor past ``message`` and flag it ``\\Seen`` (later, when the
-        server cannot be reached now: the cursor already keeps it from coming back).
+        """Move the cursor past ``message`` and flag it ``\\Seen`` (at the next poll
+        when a fetch is waiting for mail or the server cannot be reached now: the cursor
+        already keeps it from coming back).
 
         Raises:
             SatchelUsageError: ``message`` was not fetched by an email channel.
@@ -236,6 +250,8 @@ class EmailChannel:
             if self._store is not None:
                 await self._store.set(self._cursor_key(validity), str(uid))
         self._unflagged.setdefault(validity, set()).add(uid)
+        if self._lock.locked():  # a fetch is waiting: the next poll flags it
+            return
         async with self._lock:
             session = self._session
             if session is None or session.uidvalidity != validity:
@@ -309,7 +325,8 @@ class EmailChannel:
             await self._store.set(f"email:actions:{message_id}", value)
 
     async def aclose(self) -> None:
-        """Log out of the IMAP server."""
+        """Log out of the IMAP server (once a fetch waiting in IDLE has ended, within
+        ``poll_seconds``)."""
         async with self._lock:
             await self._drop()
 

@@ -3,7 +3,8 @@ channel runs each call in a worker thread, one at a time.
 
 Unlike the mail toolkit, which opens a connection per tool call, the channel keeps one
 open between polls (a poll every few seconds would otherwise log in every few seconds)
-and drops it on the first error, to open a new one on the next poll. Reading uses
+and drops it on the first error, to open a new one on the next poll. Between polls it
+waits in IDLE where the server can, so new mail is seen when it comes. Reading uses
 ``BODY.PEEK`` of the first :data:`MAX_FETCH_BYTES` only: a huge mail is read in part,
 never whole, and nothing is marked as seen until the channel acknowledges it.
 """
@@ -27,6 +28,7 @@ MAX_FETCH_BYTES: Final = 256 * 1024
 """How much of one mail is read: its headers and text fit many times over."""
 
 _SEEN = b"\\Seen"
+_IDLE_MAX = 25 * 60
 _SIZE = b"RFC822.SIZE"
 _PART = f"BODY.PEEK[]<0.{MAX_FETCH_BYTES}>"
 
@@ -83,6 +85,7 @@ class ImapSession:
                     "the password (SATCHEL_EMAIL_PASSWORD)."
                 ) from exc
             self.uidvalidity = self._select(config.mailbox)
+            self.idles = bool(self._client.has_capability("IDLE"))
         except BaseException:
             self.close()
             raise
@@ -119,6 +122,15 @@ class ImapSession:
             truncated = isinstance(size, int) and size > len(raw)
             mails.append(FetchedMail(uid=uid, raw=raw, truncated=truncated))
         return mails
+
+    def wait(self, seconds: float) -> None:
+        """Wait (IDLE, RFC 2177) until the server says the mailbox changed, at most
+        ``seconds`` (and under the 29 minutes after which servers end an IDLE)."""
+        self._client.idle()
+        try:
+            self._client.idle_check(timeout=min(seconds, _IDLE_MAX))
+        finally:
+            self._client.idle_done()
 
     def mark_seen(self, uids: list[int]) -> None:
         """Flag ``uids`` as ``\\Seen``."""
