@@ -494,3 +494,23 @@ async def test_a_fetch_waiting_on_a_server_that_can_idle_returns_when_mail_comes
     with servers[0].client() as client:
         client.select_folder("INBOX")
         assert len(client.search(["SEEN"])) == 1
+
+
+async def test_a_fetch_waiting_for_mail_is_cancelled_at_once_and_the_channel_goes_on(
+    servers: tuple[ImapServer, SmtpServer],
+) -> None:
+    channel = _channel(servers, poll_seconds=600)
+    assert await channel._poll() == []  # pyright: ignore[reportPrivateUsage]  (connected)
+    with anyio.fail_after(60):  # not after poll_seconds
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(fetch_all, channel)  # waits in IDLE
+            await anyio.wait_all_tasks_blocked()
+            tasks.cancel_scope.cancel()
+    deliver(servers[0], mail())
+    with anyio.fail_after(60):
+        [message] = await fetch_all(channel)
+    await channel.acknowledge(message)
+    await channel.aclose()
+    with servers[0].client() as client:
+        client.select_folder("INBOX")
+        assert len(client.search(["SEEN"])) == 1

@@ -215,3 +215,22 @@ def test_no_bytes_at_all_make_reading_a_mail_fail(raw: bytes) -> None:
 def test_trimming_never_fails_and_never_leaves_nothing_of_something(text: str) -> None:
     trimmed = trim_reply(text)
     assert (trimmed == "") == (text.strip() == "")
+
+
+@pytest.mark.parametrize(
+    "markup",
+    ["<" * 200_000, "<br" * 70_000, "<style" * 40_000, "<p>hi</p><script>" + "x" * 200_000],
+)
+def test_markup_built_to_be_slow_is_read_in_one_pass(markup: str) -> None:
+    raw = b"From: a@example.org\r\nContent-Type: text/html\r\n\r\n" + markup.encode()
+    text = parse_mail(raw).text
+    assert "script" not in text
+    assert "style" not in text
+
+
+def test_scripts_and_styles_are_not_text_but_what_follows_them_is() -> None:
+    raw = (
+        b"From: a@example.org\r\nContent-Type: text/html\r\n\r\n"
+        b"<STYLE>p {}</STYLE >Hello<script type='x'>alert(1)</script> there"
+    )
+    assert parse_mail(raw).text == "Hello there"

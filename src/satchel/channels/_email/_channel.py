@@ -17,6 +17,7 @@ import smtplib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.message import EmailMessage
+from functools import partial
 from typing import Final
 
 import anyio
@@ -116,10 +117,16 @@ class EmailChannel:
             session = self._session
             if session is not None and session.idles:
                 try:
-                    await anyio.to_thread.run_sync(session.wait, self._config.poll_seconds)
+                    await anyio.to_thread.run_sync(
+                        session.wait, self._config.poll_seconds, abandon_on_cancel=True
+                    )
                 except MailboxError as exc:  # the next poll connects again, or says why not
                     logger.info("email: waiting for new mail stopped: %s", exc)
                     await self._drop()
+                except anyio.get_cancelled_exc_class():
+                    self._session = None  # its thread still waits: end it, and open anew
+                    session.abandon()
+                    raise
                 return
         await anyio.sleep(self._config.poll_seconds)
 
@@ -184,7 +191,9 @@ class EmailChannel:
             uids.clear()
 
     async def _message(self, validity: int, mail: FetchedMail) -> InboundMessage:
-        parsed = parse_mail(mail.raw, truncated=mail.truncated)
+        parsed = await anyio.to_thread.run_sync(
+            partial(parse_mail, truncated=mail.truncated), mail.raw
+        )
         meta = {
             "subject": parsed.subject,
             "references": parsed.references,

@@ -136,6 +136,14 @@ class ImapSession:
         """Flag ``uids`` as ``\\Seen``."""
         self._client.add_flags(uids, [_SEEN], silent=True)
 
+    def abandon(self) -> None:
+        """Shut the socket, from another thread than one waiting in :meth:`wait`, which
+        then ends with an error nobody reads."""
+        try:
+            self._client.shutdown()
+        except MailboxError as exc:
+            logger.debug("shutting an abandoned IMAP connection: %s", exc)
+
     def close(self) -> None:
         """Log out (or just drop the socket when the server is gone)."""
         try:

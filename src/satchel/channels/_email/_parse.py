@@ -27,9 +27,9 @@ MAX_TEXT_CHARS = 16_000
 
 _MAX_REFERENCES = 20
 _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
-_TAG = re.compile(r"<[^>]*>")
-_BLOCK_TAG = re.compile(r"<\s*(?:br|/p|/div|/li|/tr|/h\d)\b[^>]*>", re.IGNORECASE)
-_INVISIBLE = re.compile(r"<(script|style|head)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^<>]*>")
+_BLOCK_TAG = re.compile(r"<\s*(?:br|/p|/div|/li|/tr|/h\d)\b[^<>]*>", re.IGNORECASE)
+_INVISIBLE = re.compile(r"<(script|style|head)\b", re.IGNORECASE)
 _ENCODED_WORD = re.compile(r"=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
 _MSG_ID = re.compile(r"<[^<>\s]{1,500}>")
 _WROTE = re.compile(
@@ -243,8 +243,25 @@ def _unflow(text: str, part: Message) -> str:
     return "\n".join(lines)
 
 
+def _visible(markup: str) -> str:
+    """``markup`` without its scripts, styles and head, in one pass (an element never
+    closed hides the rest)."""
+    lower = markup.lower()
+    kept: list[str] = []
+    at = 0
+    while (found := _INVISIBLE.search(markup, at)) is not None:
+        kept.append(markup[at : found.start()])
+        close = lower.find(f"</{found.group(1).lower()}", found.end())
+        if close < 0:
+            return " ".join(kept)
+        end = lower.find(">", close)
+        at = len(markup) if end < 0 else end + 1
+    kept.append(markup[at:])
+    return " ".join(kept)
+
+
 def _html_text(markup: str) -> str:
-    markup = _INVISIBLE.sub(" ", markup)
+    markup = _visible(markup)
     markup = _BLOCK_TAG.sub("\n", markup)
     markup = re.sub(r"<\s*blockquote\b", "\n<blockquote", markup, flags=re.IGNORECASE)
     text = html.unescape(_TAG.sub("", markup))
@@ -266,6 +283,7 @@ def trim_reply(text: str) -> str:
     """
     lines = text.split("\n")
     kept: list[str] = []
+    wrote = False  # a line of the person's own is kept
     number = 0
     while number < len(lines):
         line = lines[number]
@@ -274,16 +292,17 @@ def trim_reply(text: str) -> str:
             break
         if _OUTLOOK_FROM.match(bare) and _looks_like_header_block(lines, number):
             break
-        wrote = 1 if _WROTE.match(bare) else 2 if _wrote_on_two_lines(lines, number) else 0
-        if wrote:
-            following = [ln for ln in lines[number + wrote : number + wrote + 3] if ln.strip()]
+        said = 1 if _WROTE.match(bare) else 2 if _wrote_on_two_lines(lines, number) else 0
+        if said:
+            following = [ln for ln in lines[number + said : number + said + 3] if ln.strip()]
             if not following or following[0].lstrip().startswith(">"):
-                if any(k.strip() for k in kept):
+                if wrote:
                     break
-                number += wrote
+                number += said
                 continue
         if not bare.startswith(">"):
             kept.append(line.rstrip())
+            wrote = wrote or bool(bare)
         number += 1
     while kept and not kept[-1].strip():
         kept.pop()
