@@ -234,3 +234,17 @@ def test_scripts_and_styles_are_not_text_but_what_follows_them_is() -> None:
         b"<STYLE>p {}</STYLE >Hello<script type='x'>alert(1)</script> there"
     )
     assert parse_mail(raw).text == "Hello there"
+
+
+def test_a_mail_without_references_is_threaded_by_its_in_reply_to() -> None:
+    parsed = parse_mail(b"From: a@example.org\r\nIn-Reply-To: <p@example.org>\r\n\r\nok")
+    assert parsed.references == "<p@example.org>"
+    msg = threaded_reply(
+        sender="agent@example.org",
+        to="a@example.org",
+        subject="",
+        text="ok",
+        message_id="<m@example.org>",
+        references=parsed.references,
+    )
+    assert str(msg["References"]).split() == ["<p@example.org>", "<m@example.org>"]

@@ -187,8 +187,9 @@ class EmailChannel:
         """Flag as seen what was acknowledged while the server could not be reached."""
         uids = self._unflagged.get(session.uidvalidity)
         if uids:
-            await anyio.to_thread.run_sync(session.mark_seen, sorted(uids))
-            uids.clear()
+            batch = sorted(uids)  # an acknowledgement meanwhile waits for the next poll
+            await anyio.to_thread.run_sync(session.mark_seen, batch)
+            uids.difference_update(batch)
 
     async def _message(self, validity: int, mail: FetchedMail) -> InboundMessage:
         parsed = await anyio.to_thread.run_sync(

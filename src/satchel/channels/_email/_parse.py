@@ -56,7 +56,8 @@ class ParsedMail:
         subject: The Subject as text.
         message_id: The Message-ID (``<...>``), or empty.
         in_reply_to: The first id of In-Reply-To, or empty.
-        references: The References ids, space-separated (the last 20).
+        references: The References ids, space-separated (the last 20), else the
+            In-Reply-To id.
         text: What the sender wrote, quoted text and signature trimmed, at most
             :data:`MAX_TEXT_CHARS`.
         attachments: The attached files' names.
@@ -92,12 +93,14 @@ def parse_mail(raw: bytes, *, truncated: bool = False) -> ParsedMail:
     if len(text) > MAX_TEXT_CHARS:
         cut = len(text) - MAX_TEXT_CHARS
         text = text[:MAX_TEXT_CHARS] + f"\n\n[{cut} more characters were cut.]"
-    references = _ids(_text_header(head, "References"))
+    in_reply_to = next(iter(_ids(_text_header(head, "In-Reply-To"))), "")
+    # RFC 5322 3.6.4: a parent without References is threaded by its In-Reply-To
+    references = _ids(_text_header(head, "References")) or ([in_reply_to] if in_reply_to else [])
     return ParsedMail(
         sender=_from(head),
         subject=_text_header(head, "Subject")[:1000],
         message_id=next(iter(_ids(_text_header(head, "Message-ID"))), ""),
-        in_reply_to=next(iter(_ids(_text_header(head, "In-Reply-To"))), ""),
+        in_reply_to=in_reply_to,
         references=" ".join(references[-_MAX_REFERENCES:]),
         text=text,
         attachments=tuple(attachments),
