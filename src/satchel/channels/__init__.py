@@ -39,6 +39,7 @@ from satchel.channels._consent_answers import ChannelConsent
 from satchel.channels._delivery import Delivery, RateLimit
 from satchel.channels._discord import DiscordEndpoint
 from satchel.channels._discord_inbound import DiscordChannel, MemoryCursorStore, discord_channel
+from satchel.channels._email import EmailChannel, EmailConfig, email_channel
 from satchel.channels._inbound import (
     Action,
     ChannelUnavailableError,
@@ -95,6 +96,8 @@ __all__ = [
     "DiscordEndpoint",
     "DiscordTarget",
     "DueReminder",
+    "EmailChannel",
+    "EmailConfig",
     "Endpoint",
     "GroupTarget",
     "InboundChannel",
@@ -124,6 +127,7 @@ __all__ = [
     "channel_router",
     "describe_target",
     "discord_channel",
+    "email_channel",
     "grapheme_count",
     "inbox_channel",
     "load_channels",

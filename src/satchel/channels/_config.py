@@ -35,6 +35,7 @@ from satchel.channels._inbox_config import InboxConfig
 
 if TYPE_CHECKING:  # python-telegram-bot loads only when a Telegram channel is made
     from satchel.channels._telegram import TelegramChannel
+from satchel.channels._email import EmailConfig
 
 __all__ = [
     "ENV_SECRETS",
@@ -53,6 +54,7 @@ ENV_SECRETS: Final[Mapping[tuple[str, str], str]] = {
     ("bluesky", "app_password"): "SATCHEL_BLUESKY_APP_PASSWORD",
     ("inbox", "token"): "SATCHEL_INBOX_TOKEN",
     ("telegram", "token"): "SATCHEL_TELEGRAM_TOKEN",
+    ("email", "password"): "SATCHEL_EMAIL_PASSWORD",
 }
 """The environment variable that fills each secret a section leaves out."""
 
@@ -269,6 +271,8 @@ class ChannelConfig(_Section):
         inbox: The local HTTP inbox (an inbound channel), if any.
         notify: apprise URLs reminders and nudges also go to, if any.
         telegram: The Telegram bot ``satchel up`` listens on, if any.
+        email: The mailbox a person writes to the agent at, if any (an inbound channel
+            of ``satchel up``; see :func:`~satchel.channels.email_channel`).
         groups: Group name to member agent ids.
         announce_consent: Announce an approval request on the channel it came from.
 
@@ -285,6 +289,7 @@ class ChannelConfig(_Section):
     inbox: InboxConfig | None = None
     notify: NotifyConfig | None = None
     telegram: TelegramConfig | None = None
+    email: EmailConfig | None = None
     groups: dict[str, list[Annotated[str, Field(min_length=1, max_length=128)]]] = {}
     announce_consent: bool = True
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from satchel.channels._config import ChannelConfig, DiscordConfig, TelegramConfig
 from satchel.channels._discord_inbound import discord_channel
+from satchel.channels._email import email_channel
 from satchel.channels._inbound import CursorStore, InboundChannel
 from satchel.channels._inbox import inbox_channel
 
@@ -38,6 +39,7 @@ def _discord(section: DiscordConfig, cursors: CursorStore | None) -> InboundChan
 INBOUND_OPENERS: Final[Mapping[str, InboundOpener]] = {
     "telegram": _telegram,
     "discord": _discord,
+    "email": lambda section, cursors: email_channel(section, cursors),
     "inbox": lambda section, _cursors: inbox_channel(section),
 }
 """Each inbound channel's section of :class:`~satchel.channels.ChannelConfig` and its
