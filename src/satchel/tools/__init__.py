@@ -16,7 +16,7 @@ from satchel.tools._metadata import (
 )
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
-from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter
+from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter, ToolSharedBlocks
 from satchel.tools._spec import (
     READ_ACTIONS,
     OperationSpec,
@@ -49,6 +49,7 @@ __all__ = [
     "ToolOptions",
     "ToolResult",
     "ToolRouter",
+    "ToolSharedBlocks",
     "ToolSpec",
     "build_plan",
     "build_spec",
