@@ -15,6 +15,7 @@ Example:
 """
 
 from satchel.compat._agenticpal import agenticpal_error, agenticpal_result
+from satchel.compat._aliases import SEED_ALIASES, SeedAlias
 from satchel.compat._pattern import pattern_result
 from satchel.compat._profile import COMPAT_PROFILES, CompatProfile, check_profile
 from satchel.compat._view import META_TOOL_NAMES, with_compat
@@ -22,7 +23,9 @@ from satchel.compat._view import META_TOOL_NAMES, with_compat
 __all__ = [
     "COMPAT_PROFILES",
     "META_TOOL_NAMES",
+    "SEED_ALIASES",
     "CompatProfile",
+    "SeedAlias",
     "agenticpal_error",
     "agenticpal_result",
     "check_profile",
