@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import jsonschema
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
@@ -386,3 +387,26 @@ async def test_satchel_serve_compat_pattern_answers_send_message_over_stdio(
     assert sent.structured_content is not None
     assert set(sent.structured_content) == {"success", "message"}
     assert sent.structured_content["success"] is True
+
+
+async def test_a_profiles_results_fit_the_output_schemas_it_lists(setup: Setup) -> None:
+    # an MCP client checks structuredContent against the listed outputSchema: the
+    # envelope of a direct tool, or Pattern's send_message, must fit what is listed
+    await _pattern_blocks(setup.store)
+    cases: list[tuple[CompatProfile, str, dict[str, Any]]] = [
+        ("agenticpal", "add_calendar_event", {"title": "Lunch", "start_time": "tomorrow 1pm"}),
+        ("agenticpal", "context", {"operation": "list"}),
+        ("pattern", "send_message", {"message": "Hello"}),
+        ("pattern", "context", {"operation": "list"}),
+    ]
+    for profile, name, args in cases:
+        served = with_compat(setup.catalog, profile)
+        listed = next(s for s in served.schemas("mcp") if s["name"] == name)
+        result = await served.call(name, args, CTX)
+        assert result.ok, result.error
+        if "outputSchema" in listed:
+            jsonschema.validate(result.structured(), listed["outputSchema"])
+        else:
+            assert profile == "agenticpal"
+        pinned = MetaTools(setup.catalog, embedder=None, learn=False, pinned=[name], compat=profile)
+        assert pinned.registry.schemas("mcp")[-1] == listed

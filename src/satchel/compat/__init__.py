@@ -18,7 +18,7 @@ from satchel.compat._agenticpal import agenticpal_error, agenticpal_result
 from satchel.compat._aliases import SEED_ALIASES, SeedAlias
 from satchel.compat._pattern import pattern_result
 from satchel.compat._profile import COMPAT_PROFILES, CompatProfile, check_profile
-from satchel.compat._view import META_TOOL_NAMES, with_compat
+from satchel.compat._view import META_TOOL_NAMES, compat_spec, with_compat
 
 __all__ = [
     "COMPAT_PROFILES",
@@ -29,6 +29,7 @@ __all__ = [
     "agenticpal_error",
     "agenticpal_result",
     "check_profile",
+    "compat_spec",
     "pattern_result",
     "with_compat",
 ]

@@ -13,7 +13,13 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from satchel._errors import InvalidInputError, SatchelUsageError
-from satchel.compat import CompatProfile, agenticpal_result, check_profile, pattern_result
+from satchel.compat import (
+    CompatProfile,
+    agenticpal_result,
+    check_profile,
+    compat_spec,
+    pattern_result,
+)
 from satchel.consent import ApprovalPolicy, PermissionBroker, gated_call
 from satchel.embed import Embedder, default_embedder
 from satchel.meta._catalog import CatalogIndex
@@ -30,6 +36,7 @@ from satchel.tools import (
     ErrorInfo,
     ToolContext,
     ToolResult,
+    ToolSpec,
     decode_arguments,
     result_from_exception,
 )
@@ -109,6 +116,12 @@ class _Pinned(WrapperTool):
         self.policy = policy
         self.learning = learning
         self.meta = meta
+        profile = meta.compat
+        self._spec = inner.spec if profile is None else compat_spec(inner.spec, profile)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = await gated_call(
