@@ -14,6 +14,7 @@ PACKAGES = [
     "satchel.agent",
     "satchel.builtin",
     "satchel.channels",
+    "satchel.compat",
     "satchel.compose",
     "satchel.consent",
     "satchel.console",

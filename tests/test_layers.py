@@ -46,7 +46,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "embed": frozenset({"registry", "tools"}),  # the model-loading progress wrapper
     "memory": STORAGE | {"embed", "retrieval", "tools"},
     "consent": STORAGE | {"memory", "registry", "tools"},
-    "meta": STORAGE | {"consent", "embed", "registry", "retrieval", "schema", "tools"},
+    # compat: the seeds' result shapes (issue 32), which the meta-tools answer in
+    "compat": frozenset({"registry", "tools"}),
+    "meta": STORAGE | {"compat", "consent", "embed", "registry", "retrieval", "schema", "tools"},
     "compose": frozenset({"registry", "schema", "tools"}),
     "providers": frozenset({"registry", "schema", "tools"}),
     "channels": frozenset({"consent", "memory", "tools"}),
@@ -76,6 +78,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         "agent",
         "builtin",
         "channels",
+        "compat",
         "compose",
         "consent",
         "console",

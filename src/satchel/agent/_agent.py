@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -40,6 +40,7 @@ from satchel.memory import MemoryStore
 from satchel.providers import ToolCall
 from satchel.registry import BaseRegistry, ToolRegistry, merged
 from satchel.rules import Continue, Terminal, ToolRule, TurnState
+from satchel.tools import ToolResult
 
 if TYPE_CHECKING:
     from satchel.consent import PermissionBroker
@@ -98,7 +99,6 @@ class Agent:
     ) -> None:
         if max_steps < 1:
             raise SatchelUsageError(f"max_steps must be at least 1, not {max_steps}.")
-        self.model = model
         if router is None and memory is not None:
             router = MessageRouter(memory)
         tools = _tools_of(tools, memory, router, builtins)
@@ -121,6 +121,7 @@ class Agent:
             budget=budget or ContextBudget(),
             count=counter_for(model.family),
         )
+        self.model = model
 
     # -- the parts' state, as attributes ---------------------------------------
 
@@ -132,6 +133,15 @@ class Agent:
     @name.setter
     def name(self, value: str) -> None:
         self._log.name = value
+
+    @property
+    def model(self) -> Model:
+        """The model that answers; also every tool's ``ctx.model``."""
+        return self._runner.model
+
+    @model.setter
+    def model(self, value: Model) -> None:
+        self._runner.model = value
 
     @property
     def memory(self) -> MemoryStore | None:
@@ -188,6 +198,26 @@ class Agent:
         self._runner.budget = value
 
     # -- running ---------------------------------------------------------------
+
+    async def execute_tool(
+        self, name: str, args: dict[str, Any], *, conversation_id: str | None = None
+    ) -> ToolResult:
+        """Call one of the agent's tools outside a turn, as the agent: the same
+        registry call a turn makes, with the agent's context (its memory, router,
+        broker and model). Pattern's ``agent.execute_tool(name, args)``; the tool rules
+        of a turn do not apply, and nothing is recorded in the conversation.
+
+        Never raises for a tool's error: the :class:`~satchel.ToolResult` carries it.
+
+        Example:
+            >>> result = await agent.execute_tool(
+            ...     "context", {"operation": "append", "label": "human",
+            ...                 "content": "User prefers dark mode"})
+            >>> result.ok
+            True
+        """
+        ctx = self._runner.context(conversation_id or self.conversation_id)
+        return await self.tools.call(name, args, ctx)
 
     async def run(
         self,

@@ -12,6 +12,7 @@ succeeded, and so does a call repeated up to the budget's ``repeat_limit``
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from satchel.agent._agent_history import ConversationLog, as_mapping
@@ -64,6 +65,8 @@ class ToolRunner:
         self.log = log
         self.budget = budget
         self.count = count
+        self.model: Any = None
+        """The agent's model: every tool's ``ctx.model``."""
 
     def allowed(self, state: TurnState) -> list[str]:
         """The tools the rules let the model call next."""
@@ -159,21 +162,42 @@ class ToolRunner:
     def _context(
         self, run: RunResult, call: ToolCall, approvals: dict[str, str] | None
     ) -> ToolContext:
+        return self.context(
+            run.conversation_id,
+            call_id=call.id,
+            approval_id=(approvals or {}).get(call.id or ""),
+            turn_started_at=run.started_at,
+            origin=run.origin,
+        )
+
+    def context(
+        self,
+        conversation_id: str,
+        *,
+        call_id: str | None = None,
+        approval_id: str | None = None,
+        turn_started_at: datetime | None = None,
+        origin: str | None = None,
+    ) -> ToolContext:
+        """The context a tool called by this agent runs with: the agent, its memory
+        (writes from ``origin``, by default ``agent:NAME``), router, broker and model,
+        in ``conversation_id``."""
         agent, memory = self.log.name, self.log.memory
-        origin = run.origin or f"agent:{agent}"
+        origin = origin or f"agent:{agent}"
         return ToolContext(
             agent=agent,
             origin=origin,
-            call_id=call.id,
-            approval_id=(approvals or {}).get(call.id or ""),
-            extras={"conversation_id": run.conversation_id},
-            conversation_id=run.conversation_id,
-            turn_started_at=run.started_at,
+            call_id=call_id,
+            approval_id=approval_id,
+            extras={"conversation_id": conversation_id},
+            conversation_id=conversation_id,
+            turn_started_at=turn_started_at,
             memory=None
             if memory is None
             else AgentMemory(memory, agent, RequestOrigin(channel=origin)),
             router=self.router,
             broker=self.broker,
+            model=self.model,
         )
 
 

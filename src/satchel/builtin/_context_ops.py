@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from satchel.builtin._seed_forms import OPERATION_ALIASES, operation_names
 from satchel.builtin._views import BlockInfo, BlockWritten, Label
 
 __all__ = [
@@ -36,6 +37,9 @@ _VALUE = AliasChoices("value", "content")
 _OLD = AliasChoices("old", "old_content", "old_str")
 _NEW = AliasChoices("new", "new_content", "new_str")
 _ABOUT = "What the block is for (set: omit to keep it)."
+# Pattern's swap (seed 000) names its blocks ``archive`` and ``load``.
+_ARCHIVE = AliasChoices("archive_label", "archive")
+_LOAD = AliasChoices("load_label", "load")
 
 
 class ContextAppend(_Op):
@@ -110,8 +114,15 @@ class ContextSwap(_Op):
     """Archive one block, load another, atomically."""
 
     operation: Literal["swap"]
-    archive_label: str = Field(min_length=1, max_length=300, description="The block to archive.")
-    load_label: str = Field(min_length=1, max_length=300, description="The archival entry to load.")
+    archive_label: str = Field(
+        min_length=1, max_length=300, validation_alias=_ARCHIVE, description="The block to archive."
+    )
+    load_label: str = Field(
+        min_length=1,
+        max_length=300,
+        validation_alias=_LOAD,
+        description="The archival entry to load.",
+    )
     archive_target: str | None = Field(
         default=None,
         min_length=1,
@@ -142,8 +153,10 @@ ContextOperation = Annotated[
     | ContextSwap
     | ContextList,
     Field(discriminator="operation"),
+    operation_names(OPERATION_ALIASES["context"]),
 ]
-"""The input of ``context``: one operation, chosen by ``operation``."""
+"""The input of ``context``: one operation, chosen by ``operation`` (also read in
+Pattern's forms: ``"Append"``, ``"load_from_archival"``; see docs/compat.md)."""
 
 
 class ContextOutput(BaseModel):

@@ -12,6 +12,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from satchel._counts import counted
 from satchel._errors import AlreadyExistsError, NotFoundError, PermissionDeniedError, ToolRetry
 from satchel.builtin._lookup import find_readable, persons_by_name
+from satchel.builtin._seed_forms import OPERATION_ALIASES, operation_names
 from satchel.builtin._views import BlockInfo, BlockWritten, block_info, block_written, checked
 from satchel.memory import Block, BlockKind, MemoryStore, Permission, RequestOrigin
 from satchel.tools import Tool, ToolAnnotations, ToolContext
@@ -33,11 +34,17 @@ class _Op(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Pattern's recall (seed 000) calls the text ``value``; only ``content`` is in the schema.
+_TEXT = AliasChoices("content", "value")
+
+
 class RecallInsert(_Op):
     """Store a new entry; returns its label."""
 
     operation: Literal["insert"]
-    content: str = Field(min_length=1, description="The text to store or add.")
+    content: str = Field(
+        min_length=1, validation_alias=_TEXT, description="The text to store or add."
+    )
     label: str | None = Field(
         default=None,
         min_length=1,
@@ -64,7 +71,9 @@ class RecallAppend(_Op):
 
     operation: Literal["append"]
     label: _LabelOrId
-    content: str = Field(min_length=1, description="The text to store or add.")
+    content: str = Field(
+        min_length=1, validation_alias=_TEXT, description="The text to store or add."
+    )
 
 
 class RecallRead(_Op):
@@ -82,7 +91,9 @@ class RecallDelete(_Op):
 
 
 RecallOperation = Annotated[
-    RecallInsert | RecallAppend | RecallRead | RecallDelete, Field(discriminator="operation")
+    RecallInsert | RecallAppend | RecallRead | RecallDelete,
+    Field(discriminator="operation"),
+    operation_names(OPERATION_ALIASES["recall"]),
 ]
 """The input of ``recall``: one operation, chosen by ``operation``."""
 

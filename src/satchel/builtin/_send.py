@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 from pydantic_core import to_json
 
 from satchel._errors import InvalidInputError, SatchelUsageError
+from satchel.builtin._seed_forms import pattern_message
 from satchel.channels._discord import DiscordEndpoint
 from satchel.channels._messaging import (
     AgentTarget,
@@ -55,6 +56,12 @@ class SendMessageInput(BaseModel):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Optional JSON data sent with it."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pattern_forms(cls, value: Any) -> Any:
+        """Pattern's ``{message}`` and ``{type: "User"}`` (see docs/compat.md)."""
+        return pattern_message(value)
 
     @field_validator("metadata")
     @classmethod

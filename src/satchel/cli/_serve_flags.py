@@ -3,6 +3,7 @@ command's signature stays a list of names (:mod:`satchel.cli._serve_command`).""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,8 @@ __all__ = [
     "AllowUnauthenticatedOption",
     "ApproveOption",
     "ChainsOption",
+    "CompatChoice",
+    "CompatOption",
     "ConsentWaitOption",
     "ConsoleOption",
     "GlobalLabelOption",
@@ -222,5 +225,25 @@ LogLevelOption = Annotated[
     typer.Option(
         "--log-level",
         help="How much to log to stderr: debug, info, warning or error.",
+    ),
+]
+
+
+class CompatChoice(StrEnum):
+    """The compatibility profiles ``--compat`` offers (:data:`satchel.compat.CompatProfile`)."""
+
+    AGENTICPAL = "agenticpal"
+    PATTERN = "pattern"
+
+
+CompatOption = Annotated[
+    CompatChoice | None,
+    typer.Option(
+        "--compat",
+        envvar="SATCHEL_COMPAT",
+        case_sensitive=False,
+        help="Answer in a seed's result shapes, for prompts and clients written for it: "
+        "'agenticpal' ({success, ...} envelopes, pending_confirmation with tool_name and "
+        "parameters) or 'pattern' (send_message answers {success, message}).",
     ),
 ]

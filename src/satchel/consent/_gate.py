@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any, Final, overload
+from typing import Any, Final, cast, overload
 
 import jsonschema
 
@@ -54,13 +54,41 @@ def _shown(args: Mapping[str, Any]) -> str:
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
 
 
+def _as_text(args: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``args`` with a list of strings given for a top-level text field joined by
+    commas, as the tools that take such a field accept it (AgenticPal's ``send_email``
+    sends ``to`` and ``cc`` as lists; see docs/compat.md)."""
+    properties: Any = schema.get("properties", {})
+    fields = cast(dict[str, Any], properties) if isinstance(properties, dict) else {}
+    joined = dict(args)
+    for name, value in args.items():
+        field: Any = fields.get(name)
+        if (
+            isinstance(value, list)
+            and isinstance(field, dict)
+            and _takes_text(cast(dict[str, Any], field))
+        ):
+            items = cast(list[object], value)
+            if all(isinstance(item, str) for item in items):
+                joined[name] = ", ".join(cast(list[str], items))
+    return joined
+
+
+def _takes_text(field: dict[str, Any]) -> bool:
+    if field.get("type") == "string":
+        return True
+    options: Any = field.get("anyOf", [])
+    return isinstance(options, list) and {"type": "string"} in options
+
+
 def _schema_errors(spec: ToolSpec, args: dict[str, Any]) -> list[str]:
     """JSON-schema problems of ``args`` (so a human is never asked to approve a call
     that cannot run). Looser than the tool's own validation, never stricter."""
     validator = jsonschema.Draft202012Validator(spec.input_schema)
+    checked = _as_text(args, spec.input_schema)
     return [
         f"`{'.'.join(str(p) for p in e.absolute_path) or '(arguments)'}`: {e.message[:160]}"
-        for e in validator.iter_errors(args)  # pyright: ignore[reportUnknownMemberType]
+        for e in validator.iter_errors(checked)  # pyright: ignore[reportUnknownMemberType]
     ][:20]
 
 

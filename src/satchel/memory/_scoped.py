@@ -29,7 +29,7 @@ from satchel.memory._models import (
 from satchel.memory._paging import BlockPage
 from satchel.memory._permissions import RequestOrigin
 from satchel.memory._protocol import MemoryStore
-from satchel.tools import ToolMemory
+from satchel.tools import ToolMemory, ToolSharedBlocks
 
 if TYPE_CHECKING:
     from satchel.memory.sources import SourceIndex
@@ -208,6 +208,24 @@ class AgentMemory:
             self.agent, query, domains=domains, filters=filters, limit=limit, mode=mode
         )
 
+    async def share_block(self, label: str, recipient: str, permission: Permission) -> Block:
+        """Share this agent's block with ``recipient`` at ``permission`` (see
+        :meth:`MemoryStore.share_block`); what ``ctx.shared_blocks`` offers a tool."""
+        return await self.store.share_block(
+            self.agent, label, recipient, Permission(permission), origin=self.origin
+        )
+
+    async def unshare_block(self, label: str, recipient: str) -> Block:
+        """Stop sharing this agent's block with ``recipient``."""
+        return await self.store.unshare_block(self.agent, label, recipient, origin=self.origin)
+
+    async def shared_blocks(self) -> list[Block]:
+        """The blocks other agents share with this one, then its own that it shares."""
+        blocks = await self.store.list_blocks(self.agent)
+        theirs = [b for b in blocks if b.agent != self.agent]
+        return theirs + [b for b in blocks if b.agent == self.agent and b.shares]
+
 
 if TYPE_CHECKING:  # what a ToolContext carries as its ``memory``
     _SERVES_TOOLS: type[ToolMemory] = AgentMemory
+    _SHARES: type[ToolSharedBlocks] = AgentMemory

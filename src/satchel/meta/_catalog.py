@@ -33,6 +33,7 @@ from satchel.meta._catalog_vectors import CatalogVectors
 from satchel.meta._entry import CatalogEntry, CatalogScores
 from satchel.meta._examples import ExampleSet
 from satchel.meta._ranking import DEFAULT_RANKING, Ranking
+from satchel.meta._synonyms import implied_actions
 from satchel.meta._text import description_text, document_terms, name_text
 from satchel.registry import BaseRegistry, RegistryEvent
 from satchel.retrieval import tokenize
@@ -205,6 +206,7 @@ class CatalogIndex:
                 entry=CatalogEntry.from_spec(spec, self.approval),
                 category=spec.category or UNCATEGORIZED,
                 actions=frozenset(spec.actions),
+                implied=implied_actions(spec),
                 texts=texts,
                 keys=(_key(texts[0]), _key(texts[1])),
             )

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from satchel._errors import SatchelUsageError
 from satchel.meta._entry import CatalogEntry
+from satchel.meta._synonyms import CATEGORY_SYNONYMS
 from satchel.tools import ToolSpec
 
 __all__ = ["CatalogRecords", "ToolRecord", "slot_list"]
@@ -34,6 +35,9 @@ class ToolRecord:
     entry: CatalogEntry
     category: str
     actions: frozenset[str]
+    implied: frozenset[str]
+    """The seed actions the tool answers to beyond its own (see
+    :func:`~satchel.meta._synonyms.implied_actions`)."""
     texts: tuple[str, str]
     """What the description and the name vectors are computed from."""
     keys: tuple[str, str]
@@ -59,6 +63,7 @@ class CatalogRecords:
         self._free: list[int] = []
         self._by_category: dict[str, set[str]] = {}
         self._by_action: dict[str, set[str]] = {}
+        self._by_implied: dict[str, set[str]] = {}
         self._all_slots: npt.NDArray[np.intp] | None = None
 
     # -- changes (call with the lock held) --------------------------------------
@@ -81,6 +86,8 @@ class CatalogRecords:
         self._by_category.setdefault(record.category, set()).add(name)
         for action in record.actions:
             self._by_action.setdefault(action, set()).add(name)
+        for action in record.implied:
+            self._by_implied.setdefault(action, set()).add(name)
         self._all_slots = None
 
     def unlink(self, record: ToolRecord) -> None:
@@ -90,12 +97,16 @@ class CatalogRecords:
             names.discard(record.spec.name)
             if not names:
                 del self._by_category[record.category]
-        for action in record.actions:
-            names = self._by_action.get(action)
-            if names is not None:
-                names.discard(record.spec.name)
-                if not names:
-                    del self._by_action[action]
+        for index, actions in (
+            (self._by_action, record.actions),
+            (self._by_implied, record.implied),
+        ):
+            for action in actions:
+                names = index.get(action)
+                if names is not None:
+                    names.discard(record.spec.name)
+                    if not names:
+                        del index[action]
 
     def drop(self, record: ToolRecord) -> None:
         """Forget ``record`` and free its slot."""
@@ -161,13 +172,36 @@ class CatalogRecords:
     def unknown_filters(
         self, categories: Collection[str] = (), actions: Collection[str] = ()
     ) -> tuple[list[str], list[str]]:
-        """The given categories and actions that match none (case-insensitively)."""
+        """The given categories and actions that match none (case-insensitively; a
+        seed's synonym counts, see :mod:`satchel.meta._synonyms`)."""
         with self.lock:
-            known_c, known_a = _fold(self._by_category), _fold(self._by_action)
+            known_c = set(_fold(self._by_category))
+            known_a = set(_fold(self._by_action)) | set(_fold(self._by_implied))
+        known_c |= {seed for seed, ours in CATEGORY_SYNONYMS.items() if ours in known_c}
         return (
             [c for c in categories if c.casefold() not in known_c],
             [a for a in actions if a.casefold() not in known_a],
         )
+
+    def _in_category(self, category: str) -> set[str]:
+        """The tools of ``category`` (case-insensitively, or the one a seed's synonym
+        stands for). Call with the lock held."""
+        folded = _fold(self._by_category)
+        key = category.casefold()
+        if key not in folded:
+            key = CATEGORY_SYNONYMS[key]
+        return self._by_category[folded[key]]
+
+    def _with_action(self, action: str) -> set[str]:
+        """The tools declaring ``action`` or answering to it as a seed's synonym
+        (case-insensitively). Call with the lock held."""
+        key = action.casefold()
+        declared = _fold(self._by_action).get(key)
+        implied = _fold(self._by_implied).get(key)
+        found = set(self._by_action[declared]) if declared is not None else set[str]()
+        if implied is not None:
+            found |= self._by_implied[implied]
+        return found
 
     def candidates(
         self, categories: Collection[str], actions: Collection[str]
@@ -184,16 +218,15 @@ class CatalogRecords:
         if unknown[0] or unknown[1]:
             raise SatchelUsageError(
                 f"Unknown categories {unknown[0]} or actions {unknown[1]}; the valid ones "
-                f"are {sorted(self._by_category)} and {sorted(self._by_action)}.",
+                f"are {sorted(self._by_category)} and "
+                f"{sorted(set(self._by_action) | set(self._by_implied))}.",
                 details={"categories": unknown[0], "actions": unknown[1]},
             )
         keep: set[str] | None = None
         if categories:
-            folded = _fold(self._by_category)
-            keep = set[str]().union(*(self._by_category[folded[c.casefold()]] for c in categories))
+            keep = set[str]().union(*(self._in_category(c) for c in categories))
         if actions:
-            folded = _fold(self._by_action)
-            by_action = set[str]().union(*(self._by_action[folded[a.casefold()]] for a in actions))
+            by_action = set[str]().union(*(self._with_action(a) for a in actions))
             keep = by_action if keep is None else keep & by_action
         assert keep is not None
         return np.fromiter((r.slot for n, r in self.records.items() if n in keep), dtype=np.intp)

@@ -13,6 +13,13 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from satchel._errors import InvalidInputError, SatchelUsageError
+from satchel.compat import (
+    CompatProfile,
+    agenticpal_result,
+    check_profile,
+    compat_spec,
+    pattern_result,
+)
 from satchel.consent import ApprovalPolicy, PermissionBroker, gated_call
 from satchel.embed import Embedder, default_embedder
 from satchel.meta._catalog import CatalogIndex
@@ -29,6 +36,7 @@ from satchel.tools import (
     ErrorInfo,
     ToolContext,
     ToolResult,
+    ToolSpec,
     decode_arguments,
     result_from_exception,
 )
@@ -101,11 +109,19 @@ class _Pinned(WrapperTool):
         broker: PermissionBroker,
         policy: ApprovalPolicy,
         learning: UsageLearning,
+        meta: MetaTools,
     ) -> None:
         super().__init__(inner)
         self.broker = broker
         self.policy = policy
         self.learning = learning
+        self.meta = meta
+        profile = meta.compat
+        self._spec = inner.spec if profile is None else compat_spec(inner.spec, profile)
+
+    @property
+    def spec(self) -> ToolSpec:
+        return self._spec
 
     async def call(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = await gated_call(
@@ -119,7 +135,7 @@ class _Pinned(WrapperTool):
         )
         if result.ok:
             await self.learning.succeeded(self.inner.spec.name, ctx)
-        return result
+        return self.meta.shaped(result, self.inner.spec.name)
 
 
 class MetaTools:
@@ -157,6 +173,14 @@ class MetaTools:
         catalog: The id learned pairs are kept under; by default derived from the
             catalog's tool names when the meta-tools are made
             (:func:`~satchel.meta.catalog_id`).
+        compat: Answer in a seed's shapes (:data:`~satchel.compat.CompatProfile`):
+            ``"agenticpal"`` gives ``discover_tools`` rows as objects (with the seed's
+            category and action names), ``get_tool_schema`` as ``{name, description,
+            parameters, required, is_write}``, ``invoke_tool`` results as ``{success,
+            message, data}``, errors as ``{success: false, message, error}`` and held
+            calls as ``pending_confirmation`` with ``tool_name`` and ``parameters``;
+            ``"pattern"`` gives ``send_message`` as ``{success, message}``. ``None``
+            (the default): satchel's own shapes.
 
     Raises:
         SatchelUsageError: A pinned name is not in the catalog or is a meta-tool's name.
@@ -180,7 +204,9 @@ class MetaTools:
         learn: bool = True,
         usage: UsageStore | None = None,
         catalog: str | None = None,
+        compat: CompatProfile | None = None,
     ) -> None:
+        self.compat: CompatProfile | None = check_profile(compat)
         self.source = registry
         self.broker = broker if broker is not None else PermissionBroker()
         self.approval = ApprovalPolicy(approval)
@@ -204,7 +230,7 @@ class MetaTools:
                 close = registry.suggest(name)
                 hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
                 raise SatchelUsageError(f"Cannot pin {name!r}: no such tool.{hint}")
-            self.registry.register(_Pinned(tool, self.broker, self.approval, self.learning))
+            self.registry.register(_Pinned(tool, self.broker, self.approval, self.learning, self))
         self._unsubscribe: Callable[[], None] | None = (
             registry.subscribe(self._on_change) if self.pinned else None
         )
@@ -218,7 +244,7 @@ class MetaTools:
                 self.registry.unregister(event.name)
         else:
             self.registry.register(
-                _Pinned(tool, self.broker, self.approval, self.learning), replace=True
+                _Pinned(tool, self.broker, self.approval, self.learning, self), replace=True
             )
 
     def close(self) -> None:
@@ -387,6 +413,75 @@ class MetaTools:
         if result.ok:
             await self.learning.succeeded(tool_name, context)
         return result
+
+    def shaped(self, result: ToolResult, tool: str) -> ToolResult:
+        """A catalog tool's ``result`` in :attr:`compat`'s shapes (unchanged without a
+        profile)."""
+        if self.compat == "agenticpal":
+            return agenticpal_result(result)
+        if self.compat == "pattern":
+            return pattern_result(result, tool)
+        return result
+
+    # -- the seed's method calls ----------------------------------------------------
+
+    async def discover_tools(
+        self,
+        categories: Sequence[str] | None = None,
+        actions: Sequence[str] | None = None,
+        query: str | None = None,
+        *,
+        ctx: ToolContext | None = None,
+    ) -> dict[str, Any]:
+        """``discover_tools`` as a method (AgenticPal's ``meta_tools.discover_tools``):
+        what the model would read, as a dict.
+
+        Example:
+            >>> await meta.discover_tools(categories=["calendar"], actions=["create"])
+        """
+        args: dict[str, Any] = {
+            "categories": list(categories or ()),
+            "actions": list(actions or ()),
+        }
+        if query:
+            args["query"] = query
+        return await self._answer("discover_tools", args, ctx)
+
+    async def get_tool_schema(
+        self, tool_name: str, *, ctx: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """``get_tool_schema`` as a method: the tool's definition, as a dict."""
+        return await self._answer("get_tool_schema", {"tool_name": tool_name}, ctx)
+
+    async def invoke_tool(
+        self,
+        tool_name: str,
+        parameters: dict[str, Any] | None = None,
+        *,
+        approval_id: str | None = None,
+        ctx: ToolContext | None = None,
+    ) -> dict[str, Any]:
+        """``invoke_tool`` as a method (AgenticPal's ``meta_tools.invoke_tool``): the
+        result the model would read, as a dict (``pending_confirmation`` for a held
+        call).
+
+        Example:
+            >>> await meta.invoke_tool("delete_calendar_event", {"event_id": "abc123"})
+        """
+        args: dict[str, Any] = {"tool_name": tool_name, "parameters": parameters or {}}
+        if approval_id:
+            args["approval_id"] = approval_id
+        return await self._answer("invoke_tool", args, ctx)
+
+    async def _answer(
+        self, tool: str, args: dict[str, Any], ctx: ToolContext | None
+    ) -> dict[str, Any]:
+        result = await self.registry.call(tool, args, ctx)
+        if result.presented is not None:
+            return dict(result.presented)
+        if result.error is not None:
+            return result.to_dict()
+        return result.structured() or {"result": result.output}
 
     # -- errors in words a model can act on -----------------------------------------
 

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from satchel.compat import agenticpal_result
+from satchel.meta._seed_shapes import seed_rows, seed_schema
 from satchel.tools import (
     ArgumentsError,
     BaseTool,
@@ -100,11 +102,15 @@ class _MetaTool(BaseTool):
         try:
             params, _ = validate_with_coercion(self._validate, args)
         except ArgumentsError as exc:
-            return ToolResult(self.name, error=exc.error)
+            refused = ToolResult(self.name, error=exc.error)
+            return agenticpal_result(refused) if self.meta.compat == "agenticpal" else refused
         try:
-            return await self.run(params, ctx)
+            result = await self.run(params, ctx)
         except Exception as exc:  # the boundary: never raise for a model's call
-            return result_from_exception(self.name, exc)
+            result = result_from_exception(self.name, exc)
+        if self.meta.compat == "agenticpal" and result.error is not None:
+            return agenticpal_result(result)
+        return result
 
     async def run(self, params: Any, ctx: ToolContext) -> ToolResult:
         """Do the work on validated ``params``."""
@@ -138,6 +144,8 @@ class DiscoverTools(_MetaTool):
             offset=params.offset,
             ctx=ctx,
         )
+        if self.meta.compat == "agenticpal" and found.categories is None:
+            return ToolResult(self.name, {"tools": seed_rows(found.tools, self.meta.source)})
         return ToolResult(self.name, found.for_model())
 
 
@@ -151,6 +159,10 @@ class GetToolSchema(_MetaTool):
 
     async def run(self, params: SchemaIn, ctx: ToolContext) -> ToolResult:
         """Look the tool up."""
+        if self.meta.compat == "agenticpal":
+            tool = self.meta.source.get(params.tool_name)
+            if tool is not None:
+                return ToolResult(self.name, seed_schema(tool.spec))
         definition = self.meta.tool_schema(params.tool_name)
         if definition is None:
             return self.meta.unknown_tool_result(self.name, params.tool_name)
@@ -177,4 +189,5 @@ class InvokeTool(_MetaTool):
             approval_id=params.approval_id or None,
             ctx=ctx,
         )
+        result = self.meta.shaped(result, params.tool_name)
         return dataclasses.replace(result, tool=self.name)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from satchel._errors import SatchelUsageError
+from satchel.compat import with_compat
 from satchel.compose import load_chains
 from satchel.consent import PermissionBroker
 from satchel.meta import MetaTools
@@ -152,6 +153,7 @@ def meta_tools(
         approval=options.approve,
         learn=options.learn,
         usage=usage,
+        compat=options.compat,
     )
 
 
@@ -170,14 +172,18 @@ def served_registry(
             ``invoke_tool`` and the pinned tools with it. Without a broker the catalog
             is served ungated (and the meta-tools use their own in-memory broker).
 
+    With ``options.compat``, every tool answers in that seed's shapes
+    (:func:`~satchel.compat.with_compat`; the meta-tools through their own option).
+
     Raises:
         SatchelUsageError: ``options.pins`` names a tool the catalog lacks.
     """
     if not options.lazy:
-        if broker is None:
-            return catalog
-        from satchel.mcp import with_mcp_approval
+        served: BaseRegistry = catalog
+        if broker is not None:
+            from satchel.mcp import with_mcp_approval
 
-        return with_mcp_approval(catalog, broker, policy=options.approve)
+            served = with_mcp_approval(catalog, broker, policy=options.approve)
+        return served if options.compat is None else with_compat(served, options.compat)
     check_pins(catalog, options)
     return meta_tools(catalog, options, broker).registry

@@ -14,6 +14,7 @@ from satchel.memory import DEFAULT_GLOBAL_LABELS, AgentTemplate, MarkdownReport
 
 if TYPE_CHECKING:
     from satchel.channels import ChannelConfig
+    from satchel.compat import CompatProfile
     from satchel.registry import BaseRegistry
     from satchel.toolkit import ToolkitConfig
 
@@ -76,6 +77,9 @@ class ServeOptions:
     """``--consent-wait``: seconds a memory write that needs consent waits for it."""
     approve: ApprovalPolicy = ApprovalPolicy.DESTRUCTIVE
     """Which calls of tools outside memory wait for a human (``--approve``)."""
+    compat: CompatProfile | None = None
+    """``--compat``: answer in a seed's result shapes (``agenticpal`` or ``pattern``,
+    see docs/compat.md); ``None`` for satchel's own."""
     template: AgentTemplate | None = None
     """The starting blocks of a new agent; ``None`` for persona and human."""
     toolkit: ToolkitConfig | None = None

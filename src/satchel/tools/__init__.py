@@ -16,7 +16,13 @@ from satchel.tools._metadata import (
 )
 from satchel.tools._raw import RawTool
 from satchel.tools._result import ErrorInfo, ToolResult
-from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter, ToolSources
+from satchel.tools._services import (
+    ToolBroker,
+    ToolMemory,
+    ToolRouter,
+    ToolSharedBlocks,
+    ToolSources,
+)
 from satchel.tools._spec import (
     READ_ACTIONS,
     OperationSpec,
@@ -49,6 +55,7 @@ __all__ = [
     "ToolOptions",
     "ToolResult",
     "ToolRouter",
+    "ToolSharedBlocks",
     "ToolSources",
     "ToolSpec",
     "build_plan",

@@ -9,7 +9,13 @@ from datetime import datetime
 from typing import Any, Protocol, cast, runtime_checkable
 
 from satchel._errors import SatchelUsageError
-from satchel.tools._services import ToolBroker, ToolMemory, ToolRouter, ToolSources
+from satchel.tools._services import (
+    ToolBroker,
+    ToolMemory,
+    ToolRouter,
+    ToolSharedBlocks,
+    ToolSources,
+)
 
 __all__ = ["HumanAsker", "ProgressReporter", "ToolContext"]
 
@@ -107,6 +113,23 @@ class ToolContext:
     turn_started_at: datetime | None = None
     """When the current turn's first message was recorded: with :attr:`conversation_id`
     it marks the turn in progress, which ``search`` leaves out of its hits."""
+    model: Any = None
+    """The model the calling agent runs (a :class:`satchel.agent.Model`), for a tool
+    that needs a model call of its own (summarise, classify); ``None`` outside an
+    :class:`~satchel.Agent`. Pattern's ``ToolContext::model()``."""
+
+    @property
+    def shared_blocks(self) -> ToolSharedBlocks | None:
+        """Block sharing for the acting agent (Pattern's shared block manager): share
+        one of its blocks with another agent, stop sharing, list the blocks shared with
+        it or by it. ``None`` when :attr:`memory` cannot share (or there is none).
+
+        Example:
+            >>> if ctx.shared_blocks is not None:
+            ...     await ctx.shared_blocks.share_block("plan", "bob", Permission.READ_ONLY)
+        """
+        memory = self.memory
+        return memory if isinstance(memory, ToolSharedBlocks) else None
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

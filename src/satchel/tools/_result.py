@@ -109,6 +109,10 @@ class ToolResult:
         wrapped: True when :attr:`output` is a plain value sent as ``{"result": value}``.
         notice: A note for the model beside the outcome, such as a deprecated tool
             version's notice (``"search@1 is deprecated: use search@2"``).
+        presented: An error as a compatibility profile shows it (AgenticPal's
+            ``{"success": false, "message": ..., "error": ...}``, see docs/compat.md):
+            when set, :meth:`to_text` gives it as JSON in place of satchel's own words;
+            :attr:`error` still says what went wrong.
     """
 
     tool: str
@@ -117,6 +121,7 @@ class ToolResult:
     coerced: tuple[str, ...] = ()
     wrapped: bool = False
     notice: str | None = None
+    presented: Mapping[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,6 +182,8 @@ class ToolResult:
         return f"{text}\n\nNotice: {_valid_text(self.notice)}" if self.notice else text
 
     def _text(self) -> str:
+        if self.presented is not None:
+            return _valid_text(_dumps(_jsonable(dict(self.presented))))
         if self.error is not None:
             error = self.error.to_dict()
             text = f"Error ({error['kind']}): {error['message']}"

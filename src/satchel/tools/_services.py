@@ -10,9 +10,9 @@ upper packages' own types, so the protocols type them as ``Any``.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ToolBroker", "ToolMemory", "ToolRouter", "ToolSources"]
+__all__ = ["ToolBroker", "ToolMemory", "ToolRouter", "ToolSharedBlocks", "ToolSources"]
 
 
 class ToolMemory(Protocol):
@@ -62,6 +62,25 @@ class ToolSources(Protocol):
 
     async def open(self, name: str, *, line: int = 1, lines: int = 100) -> Any:
         """A window of lines of one file."""
+        ...
+
+
+@runtime_checkable
+class ToolSharedBlocks(Protocol):
+    """Sharing the acting agent's blocks with other agents (``ctx.shared_blocks``), for
+    example :class:`satchel.memory.AgentMemory`; every change goes through the store's
+    permission gate."""
+
+    async def share_block(self, label: str, recipient: str, permission: Any) -> Any:
+        """Share block ``label`` with ``recipient`` at ``permission``."""
+        ...
+
+    async def unshare_block(self, label: str, recipient: str) -> Any:
+        """Stop sharing block ``label`` with ``recipient``."""
+        ...
+
+    async def shared_blocks(self) -> list[Any]:
+        """The blocks shared with this agent by others, and its own that it shares."""
         ...
 
 

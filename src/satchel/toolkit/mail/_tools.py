@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -212,6 +213,17 @@ class SendEmailIn(_In):
     subject: str = Field(max_length=998, description="The subject line.")
     body: str = Field(max_length=MAX_BODY_CHARS, description="The plain-text body.")
     cc: str | None = Field(default=None, description="Cc address(es), comma-separated.")
+
+    @field_validator("to", "cc", mode="before")
+    @classmethod
+    def _joined(cls, value: Any) -> Any:
+        """AgenticPal's ``send_email`` (seed 004) takes ``to`` and ``cc`` as lists of
+        addresses: they are read as the comma-separated text the schema shows."""
+        if isinstance(value, list):
+            items = cast(list[object], value)
+            if all(isinstance(v, str) for v in items):
+                return ", ".join(cast(list[str], items))
+        return cast(Any, value)
 
     @field_validator("to", "cc")
     @classmethod
