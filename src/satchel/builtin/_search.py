@@ -111,6 +111,11 @@ class SearchOutput(BaseModel):
 
     message: str = Field(description="How many results, and where they came from.")
     results: list[SearchResult] = Field(default_factory=list[SearchResult])
+    warnings: list[str] = Field(
+        default_factory=list[str],
+        description="What made this search less than it could be (e.g. it ran by keywords "
+        "only because the embedding model failed); empty when nothing did.",
+    )
 
 
 class SearchTool(Tool[SearchInput, SearchOutput]):
@@ -161,8 +166,9 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
         if self.global_agent is not None and self.global_agent != agent:
             scopes.append(self.global_agent)
         hits: dict[str, SearchHit] = {}
+        warnings: list[str] = []
         for scope in scopes:  # the project's memory, then the person's
-            for hit in await checked(
+            found_here = await checked(
                 self.store.search(
                     scope,
                     params.query,
@@ -170,7 +176,11 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
                     filters=filters,
                     limit=params.limit,
                 )
-            ):
+            )
+            for warning in getattr(found_here, "warnings", ()):
+                if isinstance(warning, str) and warning not in warnings:
+                    warnings.append(warning)
+            for hit in found_here:
                 hits.setdefault(hit.id, hit)  # a block shared with both: listed once
         found = sorted(hits.values(), key=lambda h: -h.score)
         # Nothing relevant: say so rather than list the least unrelated entries. Else
@@ -197,7 +207,7 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             message += (
                 f" ({len(found)} unrelated entries left out)." if found else "."
             ) + " Try other words or fewer filters, or say you do not know."
-        return SearchOutput(message=message, results=results)
+        return SearchOutput(message=message, results=results, warnings=warnings)
 
     async def _filters(self, given: SearchFiltersInput | None, ctx: ToolContext) -> SearchFilters:
         turn = (

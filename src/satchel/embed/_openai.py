@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio.to_thread
 import numpy as np
@@ -248,11 +248,12 @@ def _import_sdk() -> Any:
 def _detail(exc: Any) -> str:
     """What the server said, from its ``{"error": {"message": ...}}`` body when it sent
     one (the SDK's own message starts with "Error code: ...")."""
-    body = getattr(exc, "body", None)
+    body: object = getattr(exc, "body", None)
     if isinstance(body, dict):
-        inner: Any = body.get("error", body)  # pyright: ignore[reportUnknownMemberType]
+        fields = cast(dict[str, object], body)
+        inner = fields.get("error", fields)
         if isinstance(inner, dict):
-            message: Any = inner.get("message")  # pyright: ignore[reportUnknownMemberType]
+            message = cast(dict[str, object], inner).get("message")
             if isinstance(message, str) and message:
                 return message
     return str(getattr(exc, "message", exc))

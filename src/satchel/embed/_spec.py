@@ -38,8 +38,8 @@ def embedder_from_spec(
             :class:`~satchel.embed.OpenAIEmbedder` raises.
 
     Example:
-        >>> embedder_from_spec("openai:nomic-embed-text", base_url="http://localhost:11434/v1")
-        OpenAIEmbedder(model='nomic-embed-text', base_url='http://localhost:11434/v1', dimensions=None)
+        >>> embedder_from_spec("openai:nomic-embed-text", base_url="http://localhost:11434/v1").name
+        'openai:nomic-embed-text'
     """
     text = (spec or "default").strip()
     provider, sep, model = text.partition(":")
@@ -51,9 +51,7 @@ def embedder_from_spec(
             "OpenAI-compatible server with a base URL), default, or none."
         )
     if base_url:
-        raise SatchelUsageError(
-            f"a base URL is for an openai:MODEL embedder, not {text!r}."
-        )
+        raise SatchelUsageError(f"a base URL is for an openai:MODEL embedder, not {text!r}.")
     if text.lower() in BUILTIN_SPECS:
         return default_embedder()
     if text.lower() == _NONE:

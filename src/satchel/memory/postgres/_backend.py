@@ -46,7 +46,15 @@ from satchel.memory.postgres import _records
 from satchel.memory.postgres._backend_agents import AgentSteps
 from satchel.memory.postgres._backend_blocks import BlockSteps
 from satchel.memory.postgres._db import Conn, Database
-from satchel.memory.postgres._messages import count_texts, store_vectors, texts_to_embed
+from satchel.memory.postgres._messages import (
+    count_texts,
+    count_without_vector,
+    read_meta,
+    store_vectors,
+    texts_to_embed,
+    texts_without_vector,
+    write_meta,
+)
 from satchel.memory.postgres._migrations import migrate
 from satchel.memory.postgres._model import adopt_model, claim_model, dim_sql
 from satchel.memory.postgres._runner import Runner
@@ -104,6 +112,9 @@ class PostgresBackend:
         """The agent and message steps."""
         self._opened = False
         self._stats = TermStats()
+        self.stored_model: str | None = None
+        """The embedding model (``NAME:DIM``) the database's vectors are of, once
+        opened with an embedder."""
 
     def use_model(self, model: str | None, dim: int | None) -> None:
         """Remember the model; :meth:`setup` claims the database for it."""
@@ -126,9 +137,8 @@ class PostgresBackend:
             if info is None:
                 raise StorageError("the 'vector' type is missing after CREATE EXTENSION vector")
             if self.runner.model_id is not None and self._embed_dim is not None:
-                self.runner.vectors_ok = await claim_model(
-                    conn, self.runner.model_id, self._embed_dim
-                )
+                self.stored_model = await claim_model(conn, self.runner.model_id, self._embed_dim)
+                self.runner.vectors_ok = self.stored_model == self.runner.model_id
         await self._db.open(info)
         self._opened = True
 
@@ -366,6 +376,28 @@ class PostgresBackend:
         assert dim is not None
         await self.runner.run(lambda conn: adopt_model(conn, model, dim))
         self.runner.vectors_ok = True
+        self.stored_model = model
+
+    async def texts_without_vector(
+        self, domain: TextDomain, after_pk: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """The next ``limit`` non-empty ``(pk, text)`` pairs of ``domain`` with ``pk >
+        after_pk`` that have no vector."""
+        return await self.runner.run(
+            lambda conn: texts_without_vector(conn, _DOMAINS[domain], after_pk, limit)
+        )
+
+    async def count_without_vector(self) -> int:
+        """How many non-empty blocks and messages have no vector."""
+        return await self.runner.run(count_without_vector)
+
+    async def read_meta(self, key: str) -> str | None:
+        """The value of ``key`` in the database's ``satchel_meta`` table, or ``None``."""
+        return await self.runner.run(lambda conn: read_meta(conn, key))
+
+    async def write_meta(self, key: str, value: str | None) -> None:
+        """Set ``key`` in ``satchel_meta`` (``None``: remove it)."""
+        await self.runner.run(lambda conn: write_meta(conn, key, value))
 
     async def texts_to_embed(
         self, domain: TextDomain, after_pk: int, limit: int
