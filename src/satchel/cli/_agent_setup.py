@@ -23,6 +23,7 @@ from satchel.channels import ChannelConfig
 from satchel.cli._builtin_options import check_replace
 from satchel.cli._channels import channels_config, open_channels
 from satchel.cli._common import load_object, option_errors
+from satchel.cli._embed_options import EmbedderChoice, resolve_embedder
 from satchel.cli._serve_args import MountSpec, parse_mount
 from satchel.cli._store import resolve_db_location
 from satchel.consent import PermissionBroker, open_approval_store, with_approval
@@ -165,6 +166,8 @@ class AgentSetup:
     builtins: BuiltinTools = field(default_factory=BuiltinTools)
     """The built-in memory tools the agent gets (``--replace``, ``--no-memory``)."""
     channels: ChannelConfig = field(default_factory=ChannelConfig)
+    embedder: EmbedderChoice = "default"
+    """Memory's embedding model (``--embedder``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +180,8 @@ class AgentOptions:
     agent: str = "default"
     conversation: str = "default"
     db: str | None = None
+    embedder: str | None = None
+    embed_base_url: str | None = None
     tools: Sequence[str] = ()
     mounts: Sequence[str] = ()
     lazy: bool = False
@@ -215,6 +220,7 @@ def agent_setup(options: AgentOptions) -> AgentSetup:
             BuiltinTools(include=()) if options.no_memory else BuiltinTools(exclude=replaced)
         ),
         channels=channels_config(options.channels),
+        embedder=resolve_embedder(options.embedder, options.embed_base_url),
     )
 
 
@@ -231,7 +237,7 @@ async def opened_agent(
     ``send_message`` reaches the ``--channels`` the setup names."""
     where = resolve_db_location(setup.db, must_exist=False)
     async with AsyncExitStack() as stack:
-        store = await open_store(where, consent=consent)
+        store = await open_store(where, consent=consent, embedder=setup.embedder)
         stack.push_async_callback(store.close)
         close = getattr(setup.model, "aclose", None)
         if close is not None:

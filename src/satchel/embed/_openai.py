@@ -185,10 +185,14 @@ class OpenAIEmbedder:
             for start in range(0, len(texts), self.batch_size)
         ]
         vectors = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
-        if vectors.shape[1] != self.dim:
+        if self._dim is None:  # the first answer tells the size: no request to ask it
+            with self._lock:
+                if self._dim is None:
+                    self._dim = int(vectors.shape[1])
+        if vectors.shape[1] != self._dim:
             raise EmbeddingError(
                 f"{self.where} returned vectors of {vectors.shape[1]} dimensions for "
-                f"{self.model}, expected {self.dim}"
+                f"{self.model}, expected {self._dim}"
             )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
