@@ -58,11 +58,15 @@ def resolve_embedder(spec: str | None, base_url: str | None) -> EmbedderChoice:
     """
     if spec is None and not base_url:
         return "default"
+    text = (spec or "default").strip()
+    if base_url and not text.lower().startswith("openai:"):
+        raise typer.BadParameter(
+            f"is for an openai:MODEL embedder, not {text!r}.", param_hint="'--embed-base-url'"
+        )
     try:
         embedder = embedder_from_spec(spec, base_url=base_url)
     except SatchelUsageError as exc:
-        hint = "'--embed-base-url'" if "base URL" in exc.message and spec else "'--embedder'"
-        raise typer.BadParameter(exc.message, param_hint=hint) from None
+        raise typer.BadParameter(exc.message, param_hint="'--embedder'") from None
     if embedder is not None:
         _ = embedder.dim  # a provider's model of unknown size: asked now, once
     return embedder

@@ -12,6 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from satchel._counts import counted
+from satchel._errors import EmbeddingError
 from satchel.cli._agents import AgentOption
 from satchel.cli._backup import (
     check_export,
@@ -191,6 +192,12 @@ def reembed(
     except KeyboardInterrupt:
         stderr_console().print("Interrupted: run the same command again to go on where it stopped.")
         raise typer.Exit(130) from None
+    except EmbeddingError as exc:
+        raise EmbeddingError(
+            f"{exc.message.rstrip('.')}; once it works, run the same command again to go "
+            "on where it stopped.",
+            details=exc.details,
+        ) from exc
     stderr_console().print(f"Embedded {counted(done, 'text')}.")
 
 
