@@ -28,6 +28,7 @@ from satchel._errors import StorageError
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
 from satchel.memory._history import BlockVersion
 from satchel.memory._merge import MergeSteps
+from satchel.memory._model_change import model_change_message
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -350,9 +351,24 @@ class PostgresBackend:
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
         model, dim = self.runner.model, self._dim if self.runner.vectors_ok else None
-        return await self.runner.run(
-            lambda conn: run_search(conn, self._stats, request, model=model, dim=dim)
-        )
+
+        async def search(conn: Conn) -> list[SearchHit]:
+            if model is not None and request.query_vector is not None:
+                await self._check_model(conn, model)
+            return await run_search(conn, self._stats, request, model=model, dim=dim)
+
+        return await self.runner.run(search)
+
+    async def _check_model(self, conn: Conn, model: str) -> None:
+        """Notice that another process moved the database to another model: vector
+        search is then off here too (the search's own SQL already ignores vectors of
+        another model; this makes the store say so)."""
+        stored = await read_meta(conn, "embedding_model")
+        if stored is None or stored == model:
+            return
+        if self.runner.vectors_ok:
+            logger.warning("%s", model_change_message(stored, model))
+        self.stored_model, self.runner.vectors_ok = stored, False
 
     async def block_text(self, pk: int) -> str:
         items = await self.runner.run(lambda conn: texts_to_embed(conn, BLOCKS.key, pk - 1, 1))
