@@ -118,3 +118,19 @@ def test_the_commands_that_open_memory_take_the_embedder_options() -> None:
         shown = satchel(*command, "--help")
         assert "--embedder" in shown.stdout
         assert "--embed-base-url" in shown.stdout
+
+
+def test_a_bare_reembed_never_moves_a_providers_database_back_to_the_bundled_model(
+    db: Path, url: str
+) -> None:
+    provider = ("--embedder", "openai:fake-embed", "--embed-base-url", url)
+    assert satchel("memory", "reembed", "--db", str(db), *provider).exit_code == 0
+    bare = satchel("memory", "reembed", "--db", str(db))
+    assert bare.exit_code == 2
+    line = bare.stderr.strip().splitlines()[-1]  # (after the warning logged at open)
+    assert "holds vectors of 'openai:fake-embed' (16 dimensions)" in line
+    assert "or use --embedder openai:fake-embed, as they were written" in line
+    assert sorted(sizes(db)) == [16] * len(TEXTS)
+    renewed = satchel("memory", "reembed", "--db", str(db), *provider)
+    assert renewed.exit_code == 0
+    assert renewed.stderr.strip().splitlines()[-1] == f"Embedded {len(TEXTS)} texts."

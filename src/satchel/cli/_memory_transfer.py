@@ -186,7 +186,9 @@ def reembed(
         )
     try:
         done = run_on_store(
-            lambda store: _reembed(store, missing=missing, batch_size=batch_size),
+            lambda store: _reembed(
+                store, missing=missing, batch_size=batch_size, asked=embedder is not None
+            ),
             open_store(db, create=False, embedder=chosen),
         )
     except KeyboardInterrupt:
@@ -201,7 +203,17 @@ def reembed(
     stderr_console().print(f"Embedded {counted(done, 'text')}.")
 
 
-async def _reembed(store: MemoryStore, *, missing: bool, batch_size: int) -> int:
+async def _reembed(store: MemoryStore, *, missing: bool, batch_size: int, asked: bool) -> int:
+    """Re-embed with a progress bar. A database of another model is moved only to an
+    embedder named by ``--embedder`` (``asked``): a bare ``reembed`` never drops a
+    provider's vectors for the bundled model's."""
+    change = store.model_change if isinstance(store, GatedStore) else None
+    if change is not None and not asked:
+        raise typer.BadParameter(
+            f"{change}. Name the model to embed with: the one the database holds, to renew "
+            "its vectors, or another, to move it.",
+            param_hint="'--embedder'",
+        )
     columns = (
         TextColumn("Embedding"),
         BarColumn(),

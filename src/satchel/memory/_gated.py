@@ -143,6 +143,13 @@ class GatedStore:
         self._agents = AgentsAndMessages(backend, self._vectors, self._rules)
 
     @property
+    def model_change(self) -> str | None:
+        """Why vector search is off because the database holds another embedding
+        model's vectors (what is stored, what is asked, the command that moves them),
+        or ``None``."""
+        return self._vectors.model_warning
+
+    @property
     def consent(self) -> ConsentHandler | None:
         """Asked when a write needs consent; ``None`` makes such writes raise
         :class:`~satchel.ConsentRequiredError`."""
