@@ -20,7 +20,7 @@ from embed.fake_embeddings import FakeEmbeddings
 from memory.conftest import BACKENDS, HashEmbedder, PostgresDatabases, open_store
 from satchel import EmbeddingError
 from satchel.embed import OpenAIEmbedder
-from satchel.memory import BlockKind, MemoryStore
+from satchel.memory import BlockKind, MemoryStore, SQLiteStore
 
 pytestmark = pytest.mark.anyio
 
@@ -232,3 +232,22 @@ async def test_a_process_on_the_old_model_stops_using_vectors_after_a_move(
             await new.close()
     finally:
         await old.close()
+
+
+async def test_an_import_while_the_provider_fails_is_an_error_that_writes_nothing(
+    target: Target, store: MemoryStore, fake: FakeEmbeddings, url: str, tmp_path: Path
+) -> None:
+    source = await SQLiteStore.open(tmp_path / "source.db", embedder=None)
+    try:
+        await fill(source)
+        records = [record async for record in source.export_records("ada")]
+    finally:
+        await source.close()
+    fake.fail_after = 0
+    with pytest.raises(EmbeddingError, match="failed \\(500\\)"):
+        await store.import_records(records)
+    assert await store.list_blocks("ada") == []
+    fake.fail_after = None
+    report = await store.import_records(records)
+    assert report.blocks == len(NOTES)
+    assert len(target.dims()) == len(NOTES) + len(SAID)
