@@ -109,13 +109,11 @@ class SearchResult(BaseModel):
 class SearchOutput(BaseModel):
     """The results of ``search``, best first."""
 
-    message: str = Field(description="How many results, and where they came from.")
-    results: list[SearchResult] = Field(default_factory=list[SearchResult])
-    warnings: list[str] = Field(
-        default_factory=list[str],
-        description="What made this search less than it could be (e.g. it ran by keywords "
-        "only because the embedding model failed); empty when nothing did.",
+    message: str = Field(
+        description="How many results, where they came from, and a warning when the search "
+        "was less than usual (keyword search only: the embedding model failed)."
     )
+    results: list[SearchResult] = Field(default_factory=list[SearchResult])
 
 
 class SearchTool(Tool[SearchInput, SearchOutput]):
@@ -207,7 +205,9 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             message += (
                 f" ({len(found)} unrelated entries left out)." if found else "."
             ) + " Try other words or fewer filters, or say you do not know."
-        return SearchOutput(message=message, results=results, warnings=warnings)
+        for warning in warnings:  # e.g. keyword search only: the embedder failed
+            message += f" Warning: {warning}."
+        return SearchOutput(message=message, results=results)
 
     async def _filters(self, given: SearchFiltersInput | None, ctx: ToolContext) -> SearchFilters:
         turn = (
