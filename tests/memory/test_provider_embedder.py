@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent.fake_openai import serving
+from agent.fake_openai import serving, silent_server
 from embed.fake_embeddings import FakeEmbeddings
 from memory.conftest import BACKENDS, HashEmbedder, PostgresDatabases, open_store
 from satchel import EmbeddingError
@@ -251,3 +251,23 @@ async def test_an_import_while_the_provider_fails_is_an_error_that_writes_nothin
     report = await store.import_records(records)
     assert report.blocks == len(NOTES)
     assert len(target.dims()) == len(NOTES) + len(SAID)
+
+
+async def test_a_provider_that_hangs_costs_a_search_its_query_timeout_not_the_query(
+    target: Target,
+) -> None:
+    with silent_server() as url:
+        hanging = OpenAIEmbedder(
+            "m", base_url=url, dimensions=8, timeout=2, max_retries=0, query_timeout=0.5
+        )
+        store = await target.open(hanging)
+        try:
+            await store.create_block("ada", "fact", "otters hold hands", kind=BlockKind.ARCHIVAL)
+            hits = await store.search("ada", "otters")
+            assert [h.text for h in hits] == ["otters hold hands"]
+            assert getattr(hits, "warnings", ()) == (
+                "searched by keywords only: the embedder did not answer within 0.5 s",
+            )
+        finally:
+            await store.close()
+    assert target.dims() == []

@@ -66,6 +66,8 @@ class OpenAIEmbedder:
         timeout: Seconds one request may take.
         max_retries: How often the SDK retries a request the server asks to have
             retried (429, 5xx) or a dropped connection, with backoff.
+        query_timeout: Seconds a memory search waits for its query's vector (retries
+            included) before it goes on by keywords only, with a warning.
 
     Raises:
         SatchelUsageError: The ``openai`` package is not installed, or no API key for
@@ -85,7 +87,8 @@ class OpenAIEmbedder:
         dimensions: int | None = None,
         batch_size: int = 256,
         timeout: float = 30.0,
-        max_retries: int = 3,
+        max_retries: int = 2,
+        query_timeout: float = 10.0,
     ) -> None:
         if not model.strip():
             raise SatchelUsageError("openai: an embedding model name is needed (openai:MODEL).")
@@ -106,6 +109,8 @@ class OpenAIEmbedder:
         self.base_url = base_url
         self.dimensions = dimensions
         self.batch_size = batch_size
+        self.query_timeout = query_timeout
+        """Seconds a memory search waits for its query's vector."""
         self._sdk: Any = sdk
         self._client: Any = sdk.OpenAI(
             api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries

@@ -9,7 +9,10 @@ The backend only stores and reads vectors (:meth:`~.MemoryBackend.store_vectors`
 When the embedder fails (a provider that is down or rate-limits past its retries):
 
 * a search goes on by keywords only, with a warning in its results
-  (:class:`~satchel.memory.SearchResults`); it never loses the query;
+  (:class:`~satchel.memory.SearchResults`); it never loses the query. An embedder
+  with a ``query_timeout`` (a provider's: :class:`~satchel.embed.OpenAIEmbedder`) is
+  not waited for longer than that: a server that hangs costs a search that many
+  seconds, not the SDK's timeouts and retries;
 * a write is kept without its vector (logged as a warning): what the agent wrote
   matters more than its vector, and BM25 still finds it. A row without a vector is
   its own queue entry: ``reembed(missing_only=True)`` (``satchel memory reembed
@@ -29,12 +32,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import anyio
+import anyio.to_thread
 import numpy as np
 import numpy.typing as npt
 
 from satchel._errors import SatchelUsageError
 from satchel.embed import Embedder
-from satchel.memory._embedding import EmbedBatcher
+from satchel.memory._embedding import EmbedBatcher, as_unit_rows
 from satchel.memory._model_change import model_change_message
 from satchel.memory._protocol import ProgressCallback
 from satchel.memory._transfer import MAX_EMBED_CHARS
@@ -137,11 +142,21 @@ class VectorUpkeep:
         batcher = self.active
         if batcher is None or not query:
             return None, None
+        text = query[:MAX_EMBED_CHARS]
+        deadline: object = getattr(batcher.embedder, "query_timeout", None)
         try:
-            return (await batcher.embed([query[:MAX_EMBED_CHARS]]))[0], None
+            if not isinstance(deadline, int | float):
+                return (await batcher.embed([text]))[0], None
+            with anyio.move_on_after(deadline):  # a provider that hangs: do not wait
+                raw = await anyio.to_thread.run_sync(
+                    batcher.embedder.embed, [text], abandon_on_cancel=True
+                )
+                return as_unit_rows(raw, batcher.embedder.dim)[0], None
+            note = f"the embedder did not answer within {deadline:g} s"
         except Exception as exc:  # the boundary: the search goes on, with a warning
-            logger.warning("searching by keywords only: the embedder failed: %s", exc)
-            return None, f"searched by keywords only: the embedder failed ({exc})"
+            note = f"the embedder failed ({exc})"
+        logger.warning("searching by keywords only: %s", note)
+        return None, f"searched by keywords only: {note}"
 
     async def refresh_block(self, pk: int, text: str) -> None:
         """Embed a block's text after a write that changed it (``text`` is the value
