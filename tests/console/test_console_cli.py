@@ -17,6 +17,8 @@ import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
+from agent.fake_openai import serving as embeddings_server
+from embed.fake_embeddings import FakeEmbeddings
 from satchel.cli import app
 from satchel.memory import SQLiteStore
 
@@ -166,3 +168,46 @@ def test_the_first_console_on_the_default_database_creates_it_with_the_default_a
     assert "persona" in page.text
     assert "human" in page.text
     assert (tmp_path / "data" / "satchel" / "satchel.db").exists()
+
+
+def test_console_searches_with_the_embedder_it_is_given_and_shows_a_failing_ones_warning(
+    db: Path,
+) -> None:
+    fake = FakeEmbeddings(dim=16)
+    with embeddings_server(fake) as url:
+        command = [
+            sys.executable, "-m", "satchel", "console", "--db", str(db), "--port", "0",
+            "--embedder", "openai:fake-embed", "--embed-base-url", url,
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+            env=dict(os.environ),
+        )  # fmt: skip
+        found: list[str] = []
+        ready = threading.Event()
+
+        def read() -> None:
+            assert process.stderr is not None
+            for line in process.stderr:
+                match = re.search(r"the memory console is at (http://\S+)", line)
+                if match:
+                    found.append(match.group(1).rstrip("/"))
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        try:
+            ready.wait(STARTUP)
+            assert found, "satchel console did not start"
+            assert [body["input"] for body in fake.requests] == [["satchel"]]  # the size
+            healthy = httpx.get(f"{found[0]}/agents/ada/search?q=otters", timeout=30)
+            fake.fail_after = 0
+            degraded = httpx.get(f"{found[0]}/agents/ada/search?q=kiwis", timeout=60)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    assert healthy.status_code == 200
+    assert "search-warning" not in healthy.text
+    assert ["otters"] in [body["input"] for body in fake.requests]
+    assert degraded.status_code == 200
+    assert "searched by keywords only: the embedder failed" in degraded.text

@@ -114,7 +114,10 @@ class SearchResult(BaseModel):
 class SearchOutput(BaseModel):
     """The results of ``search``, best first."""
 
-    message: str = Field(description="How many results, and where they came from.")
+    message: str = Field(
+        description="How many results, where they came from, and a warning when the search "
+        "was less than usual (keyword search only: the embedding model failed)."
+    )
     results: list[SearchResult] = Field(default_factory=list[SearchResult])
 
 
@@ -166,8 +169,9 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
         if self.global_agent is not None and self.global_agent != agent:
             scopes.append(self.global_agent)
         hits: dict[str, SearchHit] = {}
+        warnings: list[str] = []
         for scope in scopes:  # the project's memory, then the person's
-            for hit in await checked(
+            found_here = await checked(
                 self.store.search(
                     scope,
                     params.query,
@@ -175,7 +179,11 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
                     filters=filters,
                     limit=params.limit,
                 )
-            ):
+            )
+            for warning in getattr(found_here, "warnings", ()):
+                if isinstance(warning, str) and warning not in warnings:
+                    warnings.append(warning)
+            for hit in found_here:
                 hits.setdefault(hit.id, hit)  # a block shared with both: listed once
         if params.domain == "all":
             for passage in await SourceIndex(self.store, agent).search(
@@ -207,6 +215,8 @@ class SearchTool(Tool[SearchInput, SearchOutput]):
             message += (
                 f" ({len(found)} unrelated entries left out)." if found else "."
             ) + " Try other words or fewer filters, or say you do not know."
+        for warning in warnings:  # e.g. keyword search only: the embedder failed
+            message += f" Warning: {warning}."
         return SearchOutput(message=message, results=results)
 
     async def _filters(self, given: SearchFiltersInput | None, ctx: ToolContext) -> SearchFilters:

@@ -25,6 +25,7 @@ from satchel.channels import ChannelConfig
 from satchel.cli._builtin_options import check_replace
 from satchel.cli._channels import channels_config, open_channels
 from satchel.cli._common import load_object, option_errors
+from satchel.cli._embed_options import EmbedderChoice, resolve_embedder
 from satchel.cli._serve_args import MountSpec, parse_mount
 from satchel.cli._store import resolve_db_location
 from satchel.consent import AnsweredConsent, PermissionBroker, open_approval_store, with_approval
@@ -167,6 +168,8 @@ class AgentSetup:
     builtins: BuiltinTools = field(default_factory=BuiltinTools)
     """The built-in memory tools the agent gets (``--replace``, ``--no-memory``)."""
     channels: ChannelConfig = field(default_factory=ChannelConfig)
+    embedder: EmbedderChoice = "default"
+    """Memory's embedding model (``--embedder``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,6 +182,8 @@ class AgentOptions:
     agent: str = "default"
     conversation: str = "default"
     db: str | None = None
+    embedder: str | None = None
+    embed_base_url: str | None = None
     tools: Sequence[str] = ()
     mounts: Sequence[str] = ()
     lazy: bool = False
@@ -217,6 +222,7 @@ def agent_setup(options: AgentOptions) -> AgentSetup:
             BuiltinTools(include=()) if options.no_memory else BuiltinTools(exclude=replaced)
         ),
         channels=channels_config(options.channels),
+        embedder=resolve_embedder(options.embedder, options.embed_base_url),
     )
 
 
@@ -238,7 +244,9 @@ async def opened_agent(
         )
         # a write from a chat whose person answers there (satchel up) asks the broker;
         # every other write goes to ``consent`` (or fails without it) as before
-        store = await open_store(where, consent=AnsweredConsent(broker, consent))
+        store = await open_store(
+            where, consent=AnsweredConsent(broker, consent), embedder=setup.embedder
+        )
         stack.push_async_callback(store.close)
         close = getattr(setup.model, "aclose", None)
         if close is not None:

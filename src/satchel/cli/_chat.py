@@ -51,6 +51,7 @@ from satchel.cli._agent_setup import (
 from satchel.cli._agents import AgentOption
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption
 from satchel.cli._channels import ChannelsOption
+from satchel.cli._embed_options import EmbedBaseUrlOption, EmbedderOption
 from satchel.cli._interrupt import cancelled_by_ctrl_c, stops_on_ctrl_c
 from satchel.cli._stdin import StdinLines
 from satchel.cli._store import DbOption
@@ -71,6 +72,8 @@ def chat(
     agent: AgentOption = "default",
     conversation: ConversationOption = "default",
     db: DbOption = None,
+    embedder: EmbedderOption = None,
+    embed_base_url: EmbedBaseUrlOption = None,
     tools: ToolsOption = None,
     mount: MountOption = None,
     lazy: LazyOption = False,
@@ -89,6 +92,7 @@ def chat(
     with stops_on_ctrl_c(newline=True):
         options = AgentOptions(
             model=model, base_url=base_url, agent=agent, conversation=conversation, db=db,
+            embedder=embedder, embed_base_url=embed_base_url,
             tools=tools or (), mounts=mount or (), lazy=lazy, replace=replace or (),
             no_memory=no_memory, max_steps=max_steps, max_calls=max_calls,
             channels=channels, timeout=timeout,

@@ -17,6 +17,12 @@ import anyio
 import typer
 
 from satchel._errors import SatchelUsageError
+from satchel.cli._embed_options import (
+    EmbedBaseUrlOption,
+    EmbedderChoice,
+    EmbedderOption,
+    resolve_embedder,
+)
 from satchel.cli._listen import check_listen, check_token, is_loopback, typed_on_command_line
 from satchel.cli._store import DbOption, resolve_db_location
 
@@ -31,6 +37,8 @@ DEFAULT_PORT = 8765
 def console(
     ctx: typer.Context,
     db: DbOption = None,
+    embedder: EmbedderOption = None,
+    embed_base_url: EmbedBaseUrlOption = None,
     agent: Annotated[
         str | None,
         typer.Option(
@@ -83,14 +91,21 @@ def console(
         loopback=loopback,
     )
     check_listen(host, port, host_hint="'--host'", port_hint="'--port'")
+    chosen = resolve_embedder(embedder, embed_base_url)
     try:
-        anyio.run(_run, str(where), fresh, agent, host, port, token)
+        anyio.run(_run, str(where), fresh, agent, host, port, token, chosen)
     except KeyboardInterrupt:
         return
 
 
 async def _run(
-    where: str, fresh: bool, agent: str | None, host: str, port: int, token: str | None
+    where: str,
+    fresh: bool,
+    agent: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    chosen: EmbedderChoice,
 ) -> None:
     from satchel.consent import PermissionBroker, open_approval_store
     from satchel.console import console_app
@@ -99,11 +114,13 @@ async def _run(
     from satchel.mcp.server._http import run_uvicorn
     from satchel.memory import open_store
 
-    try:
-        embedder = default_embedder()
-    except SatchelUsageError as exc:
-        logger.warning("searching by keywords only: %s", exc.message)
-        embedder = None
+    embedder = chosen
+    if embedder == "default":
+        try:
+            embedder = default_embedder()
+        except SatchelUsageError as exc:
+            logger.warning("searching by keywords only: %s", exc.message)
+            embedder = None
     database = open_database(where)  # one database for the memory and the approvals
     store = await open_store(database, embedder=embedder)
     try:

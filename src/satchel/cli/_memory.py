@@ -38,6 +38,7 @@ from satchel.builtin._block_moves import archive_into, load_copy
 from satchel.cli import _agents
 from satchel.cli._agents import AgentOption, TemplateOption, as_agent
 from satchel.cli._common import JsonFlag, echo_json, stdout_console
+from satchel.cli._embed_options import EmbedBaseUrlOption, EmbedderOption, resolve_embedder
 from satchel.cli._memory_blocks import blocks, level_of, size_text
 from satchel.cli._memory_merge import merge
 from satchel.cli._memory_transfer import export, import_, mirror, reembed
@@ -375,11 +376,15 @@ def search(
         typer.Option("--tool-traffic", help="Also tool calls and tool results (left out)."),
     ] = False,
     db: DbOption = None,
+    embedder: EmbedderOption = None,
+    embed_base_url: EmbedBaseUrlOption = None,
     agent: AgentOption = "default",
     as_json: JsonFlag = False,
 ) -> None:
     """Hybrid search of the agent's memory: archival entries, conversations and the lines
-    of core and working blocks. Hits under the relevance floor are marked."""
+    of core and working blocks. Hits under the relevance floor are marked; what made
+    the search keyword-only (a failing embedder, another model's vectors) is a warning
+    on stderr."""
     if role is not None and role not in _ROLES:
         raise typer.BadParameter(
             f"{role!r} is not a role; choose one of {', '.join(_ROLES)}.", param_hint="'--role'"
@@ -395,10 +400,13 @@ def search(
         labels=tuple(label) if label else None,
         tool_traffic=tool_traffic,
     )
+    chosen = resolve_embedder(embedder, embed_base_url)
     hits = run_on_store(
         lambda s: s.search(agent, query, domains=domain, filters=filters, limit=limit),
-        open_store(db, create=False),
+        open_store(db, create=False, embedder=chosen, embed=chosen is not None),
     )
+    for warning in getattr(hits, "warnings", ()):
+        typer.echo(f"satchel: warning: {warning}", err=True)
     if as_json:
         echo_json([{**_dump(h), "relevant": is_relevant(h)} for h in hits])
         return

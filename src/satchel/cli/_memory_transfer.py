@@ -12,6 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from satchel._counts import counted
+from satchel._errors import EmbeddingError
 from satchel.cli._agents import AgentOption
 from satchel.cli._backup import (
     check_export,
@@ -21,10 +22,11 @@ from satchel.cli._backup import (
     write_export,
 )
 from satchel.cli._common import JsonFlag, echo_json, stderr_console
+from satchel.cli._embed_options import EmbedBaseUrlOption, EmbedderOption, resolve_embedder
 from satchel.cli._markdown import export_folder, import_folder
 from satchel.cli._mirror import mirror_folder
 from satchel.cli._store import DbOption, open_store, run_on_store
-from satchel.memory import MemoryStore, OnConflict
+from satchel.memory import GatedStore, MemoryStore, OnConflict
 
 __all__ = ["ExportFormat", "export", "import_", "mirror", "reembed"]
 
@@ -154,14 +156,64 @@ def mirror(
     mirror_folder(db, agent, folder)
 
 
-def reembed(db: DbOption = None) -> None:
-    """Embed every block and message again with the local model (after a model change,
-    or to fill in missing vectors), with a progress bar."""
-    done = run_on_store(_reembed, open_store(db, create=False))
+def reembed(
+    db: DbOption = None,
+    embedder: EmbedderOption = None,
+    embed_base_url: EmbedBaseUrlOption = None,
+    missing: Annotated[
+        bool,
+        typer.Option(
+            "--missing",
+            help="Embed only the blocks and messages without a vector (those written "
+            "while the embedder failed).",
+        ),
+    ] = False,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", min=1, max=4096, help="Texts per embedding call.")
+    ] = 64,
+) -> None:
+    """Embed every block and message again, with a progress bar: after a model change
+    (--embedder: the database moves to that model, its old vectors dropped), to fill
+    in missing vectors, or to renew them all.
+
+    A move to another model resumes where it stopped: after Ctrl-C or a failing
+    provider, run the same command again and only what is left is embedded. Until it
+    ends, search works by keywords for what has no vector yet."""
+    chosen = resolve_embedder(embedder, embed_base_url)
+    if chosen is None:
+        raise typer.BadParameter(
+            "re-embedding needs an embedder, not none.", param_hint="'--embedder'"
+        )
+    try:
+        done = run_on_store(
+            lambda store: _reembed(
+                store, missing=missing, batch_size=batch_size, asked=embedder is not None
+            ),
+            open_store(db, create=False, embedder=chosen),
+        )
+    except KeyboardInterrupt:
+        stderr_console().print("Interrupted: run the same command again to go on where it stopped.")
+        raise typer.Exit(130) from None
+    except EmbeddingError as exc:
+        raise EmbeddingError(
+            f"{exc.message.rstrip('.')}; once it works, run the same command again to go "
+            "on where it stopped.",
+            details=exc.details,
+        ) from exc
     stderr_console().print(f"Embedded {counted(done, 'text')}.")
 
 
-async def _reembed(store: MemoryStore) -> int:
+async def _reembed(store: MemoryStore, *, missing: bool, batch_size: int, asked: bool) -> int:
+    """Re-embed with a progress bar. A database of another model is moved only to an
+    embedder named by ``--embedder`` (``asked``): a bare ``reembed`` never drops a
+    provider's vectors for the bundled model's."""
+    change = store.model_change if isinstance(store, GatedStore) else None
+    if change is not None and not asked:
+        raise typer.BadParameter(
+            f"{change}. Name the model to embed with: the one the database holds, to renew "
+            "its vectors, or another, to move it.",
+            param_hint="'--embedder'",
+        )
     columns = (
         TextColumn("Embedding"),
         BarColumn(),
@@ -174,4 +226,11 @@ async def _reembed(store: MemoryStore) -> int:
         def report(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        return await store.reembed(progress=report)
+        if isinstance(store, GatedStore):
+            return await store.reembed(progress=report, batch_size=batch_size, missing_only=missing)
+        if missing:
+            raise typer.BadParameter(
+                f"{type(store).__name__} cannot embed only what is missing.",
+                param_hint="'--missing'",
+            )
+        return await store.reembed(progress=report, batch_size=batch_size)

@@ -20,6 +20,7 @@ from satchel.cli._agents import TemplateOption, resolve_template
 from satchel.cli._builtin_options import NoMemoryOption, ReplaceOption, check_replace
 from satchel.cli._channels import ChannelsOption, channels_config
 from satchel.cli._common import option_errors
+from satchel.cli._embed_options import EmbedBaseUrlOption, EmbedderOption, resolve_embedder
 from satchel.cli._listen import check_listen, check_token, is_loopback, typed_on_command_line
 from satchel.cli._mirror import print_report
 from satchel.cli._serve_args import attach_headers, parse_http, parse_mount
@@ -82,6 +83,8 @@ def serve(
     global_label: GlobalLabelOption = None,
     project_root: ProjectRootOption = None,
     db: ServeDbOption = None,
+    embedder: EmbedderOption = None,
+    embed_base_url: EmbedBaseUrlOption = None,
     template: TemplateOption = None,
     mirror: MirrorOption = None,
     toolkit: ToolkitOption = None,
@@ -111,6 +114,7 @@ def serve(
         pins=tuple(pin or ()),
         agent=agent,
         db=db,
+        embedder=resolve_embedder(embedder, embed_base_url),
         replace=check_replace(replace or (), no_memory=no_memory, tools=tools or ()),
         mounts=attach_headers(
             [parse_mount(m) for m in mount or ()], mount_header or (), os.environ

@@ -12,6 +12,7 @@ import typer
 
 from satchel import memory
 from satchel._errors import ConsentRequiredError, InvalidInputError, SatchelUsageError
+from satchel.cli._embed_options import EmbedderChoice
 from satchel.embed import default_embedder
 from satchel.memory import ConsentRequest, MemoryStore
 from satchel.serve import database_location
@@ -33,7 +34,12 @@ DbOption = Annotated[
 
 
 async def open_store(
-    target: str | None, *, create: bool, embed: bool = True, consent: bool = False
+    target: str | None,
+    *,
+    create: bool,
+    embed: bool = True,
+    consent: bool = False,
+    embedder: EmbedderChoice = "default",
 ) -> MemoryStore:
     """Open the store ``--db`` names, through :func:`satchel.memory.open_store`.
 
@@ -41,19 +47,21 @@ async def open_store(
         target: A file path, a ``sqlite:///path`` URL, a ``postgresql://`` URL, or
             ``None`` for the default file.
         create: Create the database if it does not exist (commands that write).
-        embed: Open with the local embedder (writes and searches keep vectors current).
+        embed: Open with an embedder (writes and searches keep vectors current).
         consent: Approve every write that needs a human's consent (``--yes``).
+        embedder: With ``embed``, the embedder (``--embedder``); ``"default"`` for the
+            bundled local model.
 
     Raises:
         typer.BadParameter: An unsupported URL, a missing database when not
             ``create``, or a ``--db`` in a folder that does not exist.
     """
     resolve_db_location(target, must_exist=not create)  # the CLI's own wording, early
-    embedder = default_embedder() if embed else None
+    chosen = (default_embedder() if embedder == "default" else embedder) if embed else None
     handler = _approve if consent else None
     try:
         return await memory.open_store(
-            target, must_exist=not create, embedder=embedder, consent=handler
+            target, must_exist=not create, embedder=chosen, consent=handler
         )
     except InvalidInputError as exc:
         raise typer.BadParameter(f"{exc.message}.", param_hint="'--db'") from None

@@ -97,6 +97,7 @@ class SearchPages:
         filters = filters_of(params)
         page = _page(params.get("page", ""))
         hits: list[Any] = []
+        warnings: tuple[str, ...] = ()
         more = False
         if query.strip():
             found = await self.console.store.search(
@@ -108,6 +109,7 @@ class SearchPages:
             )
             hits = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
             more = len(found) > page * PAGE_SIZE
+            warnings = tuple(str(w) for w in getattr(found, "warnings", ()))
         shown = [
             {"hit": h, "excerpt": h.text[:_EXCERPT], "cut": len(h.text) > _EXCERPT} for h in hits
         ]
@@ -122,6 +124,7 @@ class SearchPages:
             "first": (page - 1) * PAGE_SIZE + 1,
             "more": more,
             "searched": bool(query.strip()),
+            "warnings": warnings,
             "pager": urlencode(sorted((k, v) for k, v in params.items() if k != "page")),
         }
         return self.console.renderer.render(request, "search.html", context)

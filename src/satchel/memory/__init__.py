@@ -107,7 +107,7 @@ from satchel.memory._projects import (
 )
 from satchel.memory._protocol import MemoryStore, ProgressCallback
 from satchel.memory._scoped import AgentMemory
-from satchel.memory._search import is_relevant
+from satchel.memory._search import SearchResults, is_relevant
 from satchel.memory._template import (
     AgentTemplate,
     BlockTemplate,
@@ -160,6 +160,7 @@ __all__ = [
     "SearchFilters",
     "SearchHit",
     "SearchMode",
+    "SearchResults",
     "TurnInProgress",
     "Unset",
     "Verdict",

@@ -24,6 +24,7 @@ store's methods for those delegate to them.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import (
     AsyncIterator,
     Collection,
@@ -33,8 +34,12 @@ from collections.abc import (
 )
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, Self
+
+import numpy as np
+import numpy.typing as npt
 
 from satchel._errors import (
     InvalidInputError,
@@ -72,13 +77,17 @@ from satchel.memory._models import (
 from satchel.memory._paging import BlockPage, check_kinds, check_page
 from satchel.memory._permissions import ConsentHandler, RequestOrigin
 from satchel.memory._protocol import MemoryStore, ProgressCallback
-from satchel.memory._search import SearchRequest, plan_search
+from satchel.memory._search import SearchRequest, SearchResults, plan_search
 from satchel.memory._template import AgentTemplate
 from satchel.memory._transfer import export_records, import_records
 from satchel.memory._vector_upkeep import VectorUpkeep
 from satchel.retrieval import DEFAULT_HYBRID_FUSION, HybridFusion, query_terms
 
 __all__ = ["GatedStore"]
+
+logger = logging.getLogger("satchel.memory")
+
+F32 = npt.NDArray[np.float32]
 
 
 class GatedStore:
@@ -132,6 +141,13 @@ class GatedStore:
         self._writes = GatedWrites(backend, self._vectors, self._rules)
         self._operator = OperatorWrites(backend, self._vectors)
         self._agents = AgentsAndMessages(backend, self._vectors, self._rules)
+
+    @property
+    def model_change(self) -> str | None:
+        """Why vector search is off because the database holds another embedding
+        model's vectors (what is stored, what is asked, the command that moves them),
+        or ``None``."""
+        return self._vectors.model_warning
 
     @property
     def consent(self) -> ConsentHandler | None:
@@ -554,14 +570,21 @@ class GatedStore:
         filters: SearchFilters | None = None,
         limit: int = 10,
         mode: SearchMode = "hybrid",
-    ) -> list[SearchHit]:
-        """See :meth:`MemoryStore.search`."""
+    ) -> SearchResults:
+        """See :meth:`MemoryStore.search`. A list of hits with ``warnings``: when the
+        embedder fails, the search goes on by keywords only and says so there."""
         validate_agent(agent)
         if not 1 <= limit <= 1000:
             raise InvalidInputError("limit must be between 1 and 1000")
         filters = filters or SearchFilters()
         plan = plan_search(Domain(domains), filters)
-        vector = await self._vectors.embed_one(query.strip()) if mode != "bm25" else None
+        warnings: list[str] = []
+        vector: F32 | None = None
+        if mode != "bm25":
+            if (mismatch := self._vectors.model_warning) is not None:
+                warnings.append(mismatch)
+            vector, failed = await self._vectors.query_vector(query.strip())
+            warnings.extend([failed] if failed is not None else [])
         request = SearchRequest(
             agent=agent,
             terms=query_terms(query),
@@ -573,33 +596,66 @@ class GatedStore:
             fusion=self.fusion,
             neighbours=self.neighbours,
         )
+        matched = self.backend.vectors_ok
         hits = await self.backend.search(request) if plan.blocks or plan.messages else []
+        if matched and vector is not None and (mismatch := self._vectors.model_warning):
+            warnings.append(mismatch)  # another process moved the database meanwhile
+            vector = None
         if not plan.context:
-            return hits
+            return SearchResults(hits, warnings=warnings)
+        lines = await self._context_lines(agent, query, vector, filters, mode, warnings)
+        if mode == "bm25" and hits:  # coverage in [0, 1] beside raw BM25 scores
+            top = max(1.0, hits[0].score)
+            lines = [h.model_copy(update={"score": h.score * top}) for h in lines]
+        ranked = sorted([*hits, *lines], key=lambda h: -h.score)[:limit]
+        return SearchResults(ranked, warnings=warnings)
+
+    async def _context_lines(
+        self,
+        agent: str,
+        query: str,
+        vector: F32 | None,
+        filters: SearchFilters,
+        mode: SearchMode,
+        warnings: list[str],
+    ) -> list[SearchHit]:
+        """The matching lines of ``agent``'s core and working blocks; by keywords only
+        (noted in ``warnings``) if embedding the lines fails."""
         blocks = await self.backend.list_visible(agent, (BlockKind.CORE, BlockKind.WORKING))
-        lines = await self._lines.search(
+        search = partial(
+            self._lines.search,
             agent,
             blocks,
             query,
-            vector,
-            self._vectors.active,
             filters=filters,
             mode=mode,
             vector_weight=self.fusion.vector_weight,
         )
-        if mode == "bm25" and hits:  # coverage in [0, 1] beside raw BM25 scores
-            top = max(1.0, hits[0].score)
-            lines = [h.model_copy(update={"score": h.score * top}) for h in lines]
-        return sorted([*hits, *lines], key=lambda h: -h.score)[:limit]
+        if vector is None:
+            return await search(None, None)
+        try:
+            return await search(vector, self._vectors.active)
+        except Exception as exc:  # the boundary: the search goes on, with a warning
+            logger.warning("searching memory lines by keywords only: %s", exc)
+            warnings.append(
+                f"searched core memory lines by keywords only: the embedder failed ({exc})"
+            )
+            return await search(None, None)
 
     # --- maintenance, export and import -------------------------------------------
 
     async def reembed(
-        self, *, progress: ProgressCallback | None = None, batch_size: int = 64
+        self,
+        *,
+        progress: ProgressCallback | None = None,
+        batch_size: int = 64,
+        missing_only: bool = False,
     ) -> int:
-        """See :meth:`MemoryStore.reembed`. Re-embeds everything, and adopts the current
-        embedder for a database that held another model's vectors."""
-        return await self._vectors.reembed(progress, batch_size)
+        """See :meth:`MemoryStore.reembed`. Re-embeds everything (``missing_only``: only
+        the texts without a vector), and moves a database that held another model's
+        vectors to the current embedder; such a move resumes where an interrupted one
+        stopped (:mod:`satchel.memory._vector_upkeep`)."""
+        return await self._vectors.reembed(progress, batch_size, missing_only=missing_only)
 
     async def list_agents(self) -> list[str]:
         """See :meth:`MemoryStore.list_agents`."""

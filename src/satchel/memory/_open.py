@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
+
 from satchel.db import Database, open_database
 from satchel.memory._protocol import MemoryStore
 
@@ -74,6 +76,9 @@ async def open_store(
         >>> store = await open_store("postgresql://localhost/satchel", embedder=None)
     """
     database = open_database(target, must_exist=must_exist)
+    embedder = options.get("embedder")
+    if embedder is not None and embedder != "default":  # a provider may ask its server
+        await anyio.to_thread.run_sync(lambda: embedder.dim)
     opener = database.component("memory")
     store: MemoryStore = await opener(database.location, **options)
     return store

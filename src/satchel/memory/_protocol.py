@@ -365,7 +365,10 @@ class MemoryStore(Protocol):
         Returns:
             Hits, best first, each with its full text (a core or working block's hit:
             the matching line). :func:`~satchel.memory.is_relevant` tells a hit that
-            is evidence from the least unrelated entry.
+            is evidence from the least unrelated entry. satchel's stores return a
+            :class:`~satchel.memory.SearchResults`, whose ``warnings`` say when the
+            search ran by keywords only (the embedder failed, or the database holds
+            another model's vectors): a failing embedder never fails a search.
         """
         ...
 
@@ -374,7 +377,8 @@ class MemoryStore(Protocol):
     ) -> int:
         """Embed every block and message again with the store's embedder (after a model
         change, or to fill in vectors a crash left missing). Returns how many texts were
-        embedded."""
+        embedded. satchel's stores also take ``missing_only=True`` (embed only the texts
+        without a vector), and resume an interrupted move to another model."""
         ...
 
     async def ensure_agent(self, agent: str, template: AgentTemplate | None = None) -> list[Block]:

@@ -14,7 +14,7 @@ with :func:`to_hits`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -34,6 +34,7 @@ __all__ = [
     "Ranked",
     "SearchPlan",
     "SearchRequest",
+    "SearchResults",
     "is_relevant",
     "plan_search",
     "rank",
@@ -42,6 +43,25 @@ __all__ = [
 
 _K = TypeVar("_K", bound=Hashable)
 F32 = npt.NDArray[np.float32]
+
+
+class SearchResults(list[SearchHit]):
+    """The hits of :meth:`~satchel.memory.MemoryStore.search`, best first: a ``list``
+    of :class:`~satchel.memory.SearchHit`, with :attr:`warnings` saying what made the
+    search less than it could be (the embedder failed, so it ran by keywords only; the
+    database holds another model's vectors).
+
+    Example:
+        >>> hits = await store.search("ada", "tea")  # doctest: +SKIP
+        >>> hits.warnings  # doctest: +SKIP
+        ('searched by keywords only: the embedder failed (cannot reach ...)',)
+    """
+
+    def __init__(self, hits: Iterable[SearchHit] = (), *, warnings: Sequence[str] = ()) -> None:
+        super().__init__(hits)
+        self.warnings: tuple[str, ...] = tuple(warnings)
+        """What made this search less than it could be, in words; empty when nothing
+        did."""
 
 
 @dataclass(kw_only=True, frozen=True)

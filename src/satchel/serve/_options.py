@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from satchel._errors import SatchelUsageError
 from satchel.consent import ApprovalPolicy
@@ -15,6 +15,7 @@ from satchel.memory import DEFAULT_GLOBAL_LABELS, AgentTemplate, MarkdownReport
 if TYPE_CHECKING:
     from satchel.channels import ChannelConfig
     from satchel.compat import CompatProfile
+    from satchel.embed import Embedder
     from satchel.registry import BaseRegistry
     from satchel.toolkit import ToolkitConfig
 
@@ -71,6 +72,9 @@ class ServeOptions:
     """``--agent``: whose memory is served; :data:`AUTO_AGENT` for each client's project."""
     db: Path | str | None = None
     """``--db``: the SQLite file or ``postgresql://`` URL; ``None`` for the default file."""
+    embedder: Embedder | Literal["default"] | None = "default"
+    """``--embedder``: memory's embedding model; ``"default"`` for the bundled one (keyword
+    search only if its files are missing), ``None`` for keyword search only."""
     mounts: tuple[MountSpec, ...] = field(default=())
     """``--mount``: other MCP servers whose tools join the catalog."""
     consent_wait: float = 5.0

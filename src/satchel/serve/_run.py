@@ -81,7 +81,8 @@ async def run_serve(options: ServeOptions) -> None:
         approvals = open_approval_store(where)
         broker = await stack.enter_async_context(PermissionBroker(approvals, origin="mcp"))
         consent = MemoryConsent(broker, wait=options.consent_wait)
-        store = await open_store(where, embedder=_embedder(), consent=consent)
+        embedder = _embedder() if options.embedder == "default" else options.embedder
+        store = await open_store(where, embedder=embedder, consent=consent)
         stack.push_async_callback(store.close)
         shown = "a PostgreSQL database" if isinstance(where, str) else where  # no password
         logger.info("memory of agent %r in %s", options.person, shown)

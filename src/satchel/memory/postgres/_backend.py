@@ -28,6 +28,7 @@ from satchel._errors import StorageError
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
 from satchel.memory._history import BlockVersion
 from satchel.memory._merge import MergeSteps
+from satchel.memory._model_change import model_change_message
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -46,7 +47,15 @@ from satchel.memory.postgres import _records
 from satchel.memory.postgres._backend_agents import AgentSteps
 from satchel.memory.postgres._backend_blocks import BlockSteps
 from satchel.memory.postgres._db import Conn, Database
-from satchel.memory.postgres._messages import count_texts, store_vectors, texts_to_embed
+from satchel.memory.postgres._messages import (
+    count_texts,
+    count_without_vector,
+    read_meta,
+    store_vectors,
+    texts_to_embed,
+    texts_without_vector,
+    write_meta,
+)
 from satchel.memory.postgres._migrations import migrate
 from satchel.memory.postgres._model import adopt_model, claim_model, dim_sql
 from satchel.memory.postgres._runner import Runner
@@ -104,6 +113,9 @@ class PostgresBackend:
         """The agent and message steps."""
         self._opened = False
         self._stats = TermStats()
+        self.stored_model: str | None = None
+        """The embedding model (``NAME:DIM``) the database's vectors are of, once
+        opened with an embedder."""
 
     def use_model(self, model: str | None, dim: int | None) -> None:
         """Remember the model; :meth:`setup` claims the database for it."""
@@ -126,9 +138,8 @@ class PostgresBackend:
             if info is None:
                 raise StorageError("the 'vector' type is missing after CREATE EXTENSION vector")
             if self.runner.model_id is not None and self._embed_dim is not None:
-                self.runner.vectors_ok = await claim_model(
-                    conn, self.runner.model_id, self._embed_dim
-                )
+                self.stored_model = await claim_model(conn, self.runner.model_id, self._embed_dim)
+                self.runner.vectors_ok = self.stored_model == self.runner.model_id
         await self._db.open(info)
         self._opened = True
 
@@ -340,9 +351,24 @@ class PostgresBackend:
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
         model, dim = self.runner.model, self._dim if self.runner.vectors_ok else None
-        return await self.runner.run(
-            lambda conn: run_search(conn, self._stats, request, model=model, dim=dim)
-        )
+
+        async def search(conn: Conn) -> list[SearchHit]:
+            if model is not None and request.query_vector is not None:
+                await self._check_model(conn, model)
+            return await run_search(conn, self._stats, request, model=model, dim=dim)
+
+        return await self.runner.run(search)
+
+    async def _check_model(self, conn: Conn, model: str) -> None:
+        """Notice that another process moved the database to another model: vector
+        search is then off here too (the search's own SQL already ignores vectors of
+        another model; this makes the store say so)."""
+        stored = await read_meta(conn, "embedding_model")
+        if stored is None or stored == model:
+            return
+        if self.runner.vectors_ok:
+            logger.warning("%s", model_change_message(stored, model))
+        self.stored_model, self.runner.vectors_ok = stored, False
 
     async def block_text(self, pk: int) -> str:
         items = await self.runner.run(lambda conn: texts_to_embed(conn, BLOCKS.key, pk - 1, 1))
@@ -366,6 +392,28 @@ class PostgresBackend:
         assert dim is not None
         await self.runner.run(lambda conn: adopt_model(conn, model, dim))
         self.runner.vectors_ok = True
+        self.stored_model = model
+
+    async def texts_without_vector(
+        self, domain: TextDomain, after_pk: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """The next ``limit`` non-empty ``(pk, text)`` pairs of ``domain`` with ``pk >
+        after_pk`` that have no vector."""
+        return await self.runner.run(
+            lambda conn: texts_without_vector(conn, _DOMAINS[domain], after_pk, limit)
+        )
+
+    async def count_without_vector(self) -> int:
+        """How many non-empty blocks and messages have no vector."""
+        return await self.runner.run(count_without_vector)
+
+    async def read_meta(self, key: str) -> str | None:
+        """The value of ``key`` in the database's ``satchel_meta`` table, or ``None``."""
+        return await self.runner.run(lambda conn: read_meta(conn, key))
+
+    async def write_meta(self, key: str, value: str | None) -> None:
+        """Set ``key`` in ``satchel_meta`` (``None``: remove it)."""
+        await self.runner.run(lambda conn: write_meta(conn, key, value))
 
     async def texts_to_embed(
         self, domain: TextDomain, after_pk: int, limit: int

@@ -29,7 +29,17 @@ from satchel.memory.postgres._vector_rows import (
     with_side_row,
 )
 
-__all__ = ["count_texts", "insert_message", "list_messages", "store_vectors", "texts_to_embed"]
+__all__ = [
+    "count_texts",
+    "count_without_vector",
+    "insert_message",
+    "list_messages",
+    "read_meta",
+    "store_vectors",
+    "texts_to_embed",
+    "texts_without_vector",
+    "write_meta",
+]
 
 F32 = npt.NDArray[np.float32]
 
@@ -136,6 +146,52 @@ async def texts_to_embed(
         (after_pk, limit),
     )
     return [(int(pk), dec(text)) for pk, text in await cursor.fetchall()]
+
+
+async def texts_without_vector(
+    conn: Conn, domain: int, after_pk: int, limit: int
+) -> list[tuple[int, str]]:
+    """The next ``limit`` non-empty ``(pk, text)`` pairs of a domain with ``pk >
+    after_pk`` that have no vector."""
+    table, column, vectors = _TEXT_COLUMN[domain]
+    cursor = await conn.execute(
+        f"SELECT t.pk, t.{column} FROM {table} AS t LEFT JOIN {vectors} AS v ON v.pk = t.pk "
+        f"WHERE t.pk > %s AND t.{column} <> '' AND v.embedding IS NULL ORDER BY t.pk LIMIT %s",
+        (after_pk, limit),
+    )
+    return [(int(pk), dec(text)) for pk, text in await cursor.fetchall()]
+
+
+async def count_without_vector(conn: Conn) -> int:
+    """How many non-empty blocks and messages have no vector."""
+    total = 0
+    for table, column, vectors in _TEXT_COLUMN.values():
+        cursor = await conn.execute(
+            f"SELECT count(*) FROM {table} AS t LEFT JOIN {vectors} AS v ON v.pk = t.pk "
+            f"WHERE t.{column} <> '' AND v.embedding IS NULL"
+        )
+        row = await cursor.fetchone()
+        total += int(row[0]) if row else 0
+    return total
+
+
+async def read_meta(conn: Conn, key: str) -> str | None:
+    """The value of ``key`` in ``satchel_meta``, or ``None``."""
+    cursor = await conn.execute("SELECT value FROM satchel_meta WHERE key = %s", (key,))
+    row = await cursor.fetchone()
+    return None if row is None else str(row[0])
+
+
+async def write_meta(conn: Conn, key: str, value: str | None) -> None:
+    """Set ``key`` in ``satchel_meta`` to ``value`` (``None``: remove it)."""
+    if value is None:
+        await conn.execute("DELETE FROM satchel_meta WHERE key = %s", (key,))
+        return
+    await conn.execute(
+        "INSERT INTO satchel_meta (key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
 
 
 async def count_texts(conn: Conn) -> int:

@@ -17,6 +17,7 @@ from typing import LiteralString, cast
 
 from satchel._errors import InvalidInputError
 from satchel.db._migrations import LOCK_KEY
+from satchel.memory._model_change import model_change_message
 from satchel.memory.postgres._db import Conn
 from satchel.memory.postgres._vector_rows import BLOCK_VECTORS, MESSAGE_VECTORS
 
@@ -59,9 +60,10 @@ async def _ensure_indexes(conn: Conn, dim: int) -> None:
         )
 
 
-async def claim_model(conn: Conn, model: str, dim: int) -> bool:
+async def claim_model(conn: Conn, model: str, dim: int) -> str:
     """Record ``model`` as the database's embedding model if it has none, and make sure
-    its indexes exist. Returns whether the database's vectors are ``model``'s."""
+    its indexes exist. Returns the database's model (``model`` unless it holds another
+    model's vectors)."""
     async with conn.transaction():
         await conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
         cursor = await conn.execute("SELECT value FROM satchel_meta WHERE key = 'embedding_model'")
@@ -71,15 +73,10 @@ async def claim_model(conn: Conn, model: str, dim: int) -> bool:
                 "INSERT INTO satchel_meta (key, value) VALUES ('embedding_model', %s)", (model,)
             )
         elif row[0] != model:
-            logger.warning(
-                "the memory database holds vectors of %r, not %r: vector search is off "
-                "until reembed() runs",
-                row[0],
-                model,
-            )
-            return False
+            logger.warning("%s", model_change_message(str(row[0]), model))
+            return str(row[0])
         await _ensure_indexes(conn, dim)
-    return True
+    return model
 
 
 async def adopt_model(conn: Conn, model: str, dim: int) -> None:

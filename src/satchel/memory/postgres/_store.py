@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
+import anyio.to_thread
+
 from satchel.embed import Embedder
 from satchel.memory._gated import GatedStore
 from satchel.memory._permissions import ConsentHandler
@@ -86,6 +88,9 @@ class PostgresStore(GatedStore):
             StorageError: The server cannot be reached, or lacks pgvector (the message
                 says how to install it).
         """
+        embedder = options.get("embedder")
+        if embedder is not None and embedder != "default":  # a provider may ask its server
+            await anyio.to_thread.run_sync(lambda: embedder.dim)
         store = cls(url, **options)
         await store.setup()
         return store

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from satchel.memory._backend import MemoryBackend, NewBlock, NewMessage, RestoreBatch, TextDomain
 from satchel.memory._history import BlockVersion
 from satchel.memory._merge import MergeSteps
+from satchel.memory._model_change import model_change_message
 from satchel.memory._models import (
     AgentSummary,
     Block,
@@ -94,6 +95,9 @@ class SQLiteBackend:
         self._model: str | None = None
         self._indexes: StoredIndexes | None = None
         self.vectors_ok = False
+        self.stored_model: str | None = None
+        """The embedding model (``NAME:DIM``) the file's vectors are of, once opened
+        with an embedder."""
         try:
             self.applied_migrations = self._db.setup(migrate)
         except BaseException:
@@ -318,7 +322,9 @@ class SQLiteBackend:
 
     def _claim_model(self, conn: sqlite3.Connection) -> tuple[bool, str]:
         """Whether the file's vectors are this model's, and the database's random id
-        (which ties the saved vector index to this file)."""
+        (which ties the saved vector index to this file). Also guards this process's
+        writer: a vector it stores while the file holds another model's (another
+        process re-embedded it meanwhile) is dropped in the same statement."""
         assert self._model is not None
         conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('vector_index_id', ?)",
@@ -327,28 +333,43 @@ class SQLiteBackend:
         database_id = str(
             conn.execute("SELECT value FROM meta WHERE key = 'vector_index_id'").fetchone()[0]
         )
+        _guard_writer(conn, self._model)
         row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
         if row is None:
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('embedding_model', ?)", (self._model,)
             )
+            self.stored_model = self._model
             return True, database_id
+        self.stored_model = str(row[0])
         if row[0] == self._model:
             return True, database_id
-        logger.warning(
-            "the memory database %s holds vectors of %r, not %r: vector search is off "
-            "until reembed() runs",
-            self.path,
-            row[0],
-            self._model,
-        )
+        logger.warning("%s: %s", self.path, model_change_message(str(row[0]), self._model))
         return False, database_id
+
+    def _check_model(self, conn: sqlite3.Connection) -> bool:
+        """Whether the file still holds this model's vectors (read in the search's
+        snapshot); if another process moved it to another model, vector search stops
+        here too."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'embedding_model'").fetchone()
+        stored = None if row is None else str(row[0])
+        if stored == self._model:
+            return True
+        if self.vectors_ok and stored is not None and self._model is not None:
+            logger.warning("%s: %s", self.path, model_change_message(stored, self._model))
+        self.stored_model, self.vectors_ok = stored, False
+        return False
 
     # --- search and vectors: the database steps -----------------------------------
 
     async def search(self, request: SearchRequest) -> list[SearchHit]:
         indexes = self._indexes if self.vectors_ok else None
-        return await self.runner.read(lambda conn: run_search(conn, indexes, request))
+
+        def search(conn: sqlite3.Connection) -> list[SearchHit]:
+            usable = indexes if indexes is not None and self._check_model(conn) else None
+            return run_search(conn, usable, request)
+
+        return await self.runner.read(search)
 
     async def block_text(self, pk: int) -> str:
         row = await self.runner.read(
@@ -383,6 +404,48 @@ class SQLiteBackend:
 
         await self.runner.write(adopt)
         self.vectors_ok = True
+        self.stored_model = self._model
+
+    async def texts_without_vector(
+        self, domain: TextDomain, after_pk: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """The next ``limit`` non-empty ``(pk, text)`` pairs of ``domain`` with ``pk >
+        after_pk`` that have no vector."""
+        return await self.runner.read(
+            lambda conn: texts_to_embed(conn, _DOMAINS[domain], after_pk, limit, missing_only=True)
+        )
+
+    async def count_without_vector(self) -> int:
+        """How many non-empty blocks and messages have no vector."""
+
+        def count(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT (SELECT count(*) FROM blocks AS t WHERE t.value != '' AND NOT EXISTS "
+                f"(SELECT 1 FROM embeddings AS e WHERE e.domain = {BLOCKS} AND e.item = t.pk)) "
+                "+ (SELECT count(*) FROM messages AS t WHERE t.content != '' AND NOT EXISTS "
+                f"(SELECT 1 FROM embeddings AS e WHERE e.domain = {MESSAGES} AND e.item = t.pk))"
+            ).fetchone()
+            return int(row[0])
+
+        return await self.runner.read(count)
+
+    async def read_meta(self, key: str) -> str | None:
+        """The value of ``key`` in the file's ``meta`` table, or ``None``."""
+        row = await self.runner.read(
+            lambda conn: conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        )
+        return None if row is None else str(row[0])
+
+    async def write_meta(self, key: str, value: str | None) -> None:
+        """Set ``key`` in the ``meta`` table (``None``: remove it)."""
+
+        def write(conn: sqlite3.Connection) -> None:
+            if value is None:
+                conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+        await self.runner.write(write)
 
     async def texts_to_embed(
         self, domain: TextDomain, after_pk: int, limit: int
@@ -431,3 +494,18 @@ class SQLiteBackend:
 
 if TYPE_CHECKING:  # the type checker proves SQLiteBackend implements the protocol
     _implements: type[MemoryBackend] = SQLiteBackend
+
+
+def _guard_writer(conn: sqlite3.Connection, model: str) -> None:
+    """On the writer ``conn``: drop, in the statement that stored it, any vector this
+    process stores while the file's model is not ``model`` (a TEMP trigger: it lives on
+    this connection only and knows which model the process embeds with)."""
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS satchel_writer_model (model TEXT NOT NULL)")
+    conn.execute("DELETE FROM temp.satchel_writer_model")
+    conn.execute("INSERT INTO temp.satchel_writer_model (model) VALUES (?)", (model,))
+    conn.execute(
+        "CREATE TEMP TRIGGER IF NOT EXISTS satchel_vectors_of_model "
+        "AFTER INSERT ON main.embeddings WHEN NOT EXISTS (SELECT 1 FROM meta "
+        "WHERE key = 'embedding_model' AND value = (SELECT model FROM satchel_writer_model)) "
+        "BEGIN DELETE FROM embeddings WHERE seq = new.seq; END"
+    )
