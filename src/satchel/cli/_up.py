@@ -44,6 +44,7 @@ from satchel.cli._agent_setup import (
 )
 from satchel.cli._agents import AgentOption
 from satchel.cli._channels import channels_config
+from satchel.cli._embed_options import EmbedBaseUrlOption, EmbedderOption
 from satchel.cli._interrupt import stops_on_ctrl_c
 from satchel.cli._serve_toolkit import ZoneOption
 from satchel.cli._store import DbOption, resolve_db_location
@@ -80,6 +81,8 @@ def up(
     max_steps: MaxStepsOption = 20,
     max_calls: MaxCallsOption = None,
     timeout: TimeoutOption = DEFAULT_TIMEOUT,
+    embedder: EmbedderOption = None,
+    embed_base_url: EmbedBaseUrlOption = None,
 ) -> None:
     """Host an agent on inbound channels until stopped (Ctrl-C or SIGTERM).
 
@@ -92,6 +95,7 @@ def up(
         options = AgentOptions(
             model=model, base_url=base_url, agent=agent, db=db, tools=tools or (),
             max_steps=max_steps, max_calls=max_calls, channels=channels, timeout=timeout,
+            embedder=embedder, embed_base_url=embed_base_url,
         )  # fmt: skip
         config_file = channels_config(channels)
         try:
