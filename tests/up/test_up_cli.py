@@ -130,3 +130,48 @@ async def test_up_answers_reminds_nudges_ignores_strangers_and_never_answers_twi
     assert not any("let me in" in text for text in asked)
     assert asked.count("hello") == 1
     assert f"refused a message from {STRANGER}" in log.read_text()
+
+
+def noting_model(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """Write "note: X" to the human block (which needs the person's consent)."""
+    last = body["messages"][-1]
+    if last["role"] == "tool":
+        return 200, completion(f"Done: {str(last['content'])[:60]}")
+    text = str(last["content"])
+    if text.startswith("note: "):
+        args = {"operation": "append", "label": "human", "content": text.removeprefix("note: ")}
+        return 200, completion(calls=[("context", args)])
+    return 200, completion(f"Hello from ada: {text}")
+
+
+async def test_up_asks_consent_in_the_chat_and_writes_once_after_the_persons_yes(
+    tmp_path: Path,
+) -> None:
+    from satchel.memory import Permission
+
+    db, log = tmp_path / "m.db", tmp_path / "up.log"
+    async with SQLiteStore(db, embedder=None) as store:
+        await store.create_block("ada", "human", "Sam.", permission=Permission.HUMAN)
+    telegram, openai = FakeTelegram(), FakeOpenAI(noting_model)
+    with serving_telegram(telegram) as telegram_url, serving(openai) as openai_url:
+        channels = tmp_path / "channels.toml"
+        channels.write_text(
+            f'[telegram]\nbase_url = "{telegram_url}"\nallowed_users = [{SAM}]\n'
+            f"notify_chat = {SAM}\npoll_seconds = 2\n"
+        )
+        process = start_up(db, channels, openai_url, log)
+        try:
+            telegram.message(SAM, "note: likes green tea")
+            [asked] = await sent(telegram, lambda s: bool(s.buttons))
+            assert asked.chat_id == str(SAM)
+            assert "likes green tea" in asked.text
+            telegram.message(STRANGER, "yes", reply_to=asked.message_id)  # not theirs to give
+            telegram.message(SAM, "yes", reply_to=asked.message_id)
+            [done] = await sent(telegram, lambda s: s.text.startswith("Done"))
+            assert done.chat_id == str(SAM)
+        finally:
+            stop(process, log)
+    async with SQLiteStore(db, embedder=None) as store:
+        human = await store.get_block("ada", "human")
+    assert human.value.count("likes green tea") == 1
+    assert f"refused a message from {STRANGER}" in log.read_text()
