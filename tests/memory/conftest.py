@@ -83,6 +83,9 @@ def postgres_template(postgres_server: PostgresServer) -> str:
     claims its own."""
 
     async def prepare() -> None:
+        # A conftest elsewhere that imports these fixtures makes its own session copy of
+        # this one: whichever runs second finds the template made; make it afresh.
+        postgres_server.drop_database(postgres_server.url(PG_TEMPLATE))
         url = postgres_server.create_database(name=PG_TEMPLATE)
         store = await PostgresStore.open(url, embedder=None)
         await store.close()
