@@ -10,8 +10,10 @@ import json
 import logging
 import os
 import re
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -19,13 +21,12 @@ import anyio
 import anyio.to_thread
 
 from satchel._errors import (
-    AlreadyExistsError,
     InvalidInputError,
     NotFoundError,
     ToolFailed,
     ToolRetry,
 )
-from satchel.memory._models import BlockKind, Domain, Permission, SearchHit
+from satchel.memory._models import Block, BlockKind, Domain, Permission, SearchHit
 from satchel.memory._protocol import MemoryStore
 from satchel.memory._search import is_relevant
 from satchel.memory.sources._chunks import Chunk, chunk_text
@@ -115,6 +116,56 @@ class IndexReport:
 
 ProgressFn = Callable[[int, int, str], None]
 """Told ``(done, total, name)`` as the index reaches each file of a source."""
+
+
+_BATCH_PASSAGES: Final = 256
+"""Passages written (and embedded) per transaction while indexing."""
+
+
+class _Batch:
+    """Files read and cut, waiting to be written together."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.passages = 0
+
+    def add(self, owner: str, record: FileRecord, chunks: Sequence[Chunk]) -> None:
+        now = datetime.now(UTC)
+        digest = file_digest(record.name)
+        for index, chunk in enumerate(chunks):
+            self.blocks.append(
+                Block(
+                    id=uuid.uuid4().hex,
+                    agent=owner,
+                    label=chunk_label(record.name, index),
+                    value=chunk.text,
+                    description=f"{record.name}, lines {chunk.start}-{chunk.end}",
+                    kind=BlockKind.ARCHIVAL,
+                    permission=Permission.ADMIN,
+                    created_at=now,
+                    updated_at=now,
+                    tags=(SOURCE_TAG, f"file:{digest}"),
+                    metadata={"file": record.name, "start": chunk.start, "end": chunk.end},
+                )
+            )
+        self.blocks.append(
+            Block(
+                id=uuid.uuid4().hex,
+                agent=owner,
+                label=file_label(record.name),
+                value=record.model_dump_json(),
+                description=f"The index's record of {record.name}.",
+                kind=BlockKind.WORKING,
+                permission=Permission.ADMIN,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        self.passages += len(chunks)
+
+    def clear(self) -> None:
+        self.blocks = []
+        self.passages = 0
 
 
 def _sha(text: str) -> str:
@@ -238,6 +289,7 @@ class SourceIndex:
         walked = await anyio.to_thread.run_sync(_walked, root)
         total = sum(1 for item in walked if isinstance(item, SourceFile))
         done = 0
+        batch = _Batch()
         for item in walked:
             if isinstance(item, Skipped):
                 report.skipped.append(item)
@@ -247,9 +299,11 @@ class SourceIndex:
             if progress is not None:
                 progress(done, total, name)
             done += 1
-            await self._index_file(
-                SourceFile(item.path, name, item.size, item.mtime_ns), root, report
-            )
+            file = SourceFile(item.path, name, item.size, item.mtime_ns)
+            await self._index_file(file, root, report, batch)
+            if batch.passages >= _BATCH_PASSAGES:
+                await self._flush(batch)
+        await self._flush(batch)
         for record in await self.files():
             if record.root == str(root) and record.name not in seen:
                 await self._drop_file(record.name)
@@ -265,7 +319,13 @@ class SourceIndex:
             return None
         return FileRecord.model_validate_json(block.value)
 
-    async def _index_file(self, file: SourceFile, root: Path, report: IndexReport) -> None:
+    async def _index_file(
+        self, file: SourceFile, root: Path, report: IndexReport, batch: _Batch | None = None
+    ) -> None:
+        """Read ``file`` and queue what changed in ``batch`` (written at once without
+        one)."""
+        own = batch is None
+        batch = batch or _Batch()
         old = await self._record(file.name)
         if old is not None and old.mtime_ns == file.mtime_ns and old.size == file.size:
             report.unchanged += 1
@@ -278,50 +338,36 @@ class SourceIndex:
                 report.removed.append(file.name)
             return
         digest = _sha(text)
-        chunks = chunk_text(text)
         if old is not None and old.sha256 == digest:
             report.unchanged += 1  # touched, not changed: just remember the new time
             await self._write_record(old.model_copy(update={"mtime_ns": file.mtime_ns}))
             return
-        if old is not None:
-            await self._drop_chunks(old.name, old.chunks)
-        for index, chunk in enumerate(chunks):
-            await self._write_chunk(file.name, index, chunk)
-        await self._write_record(
-            FileRecord(
-                name=file.name,
-                path=str(file.path),
-                root=str(root),
-                sha256=digest,
-                size=file.size,
-                mtime_ns=file.mtime_ns,
-                chunks=len(chunks),
-                lines=len(_lines(text)),
-            )
+        chunks = chunk_text(text)
+        if old is not None and old.chunks > len(chunks):
+            await self._drop_chunks(old.name, old.chunks, start=len(chunks))
+        record = FileRecord(
+            name=file.name,
+            path=str(file.path),
+            root=str(root),
+            sha256=digest,
+            size=file.size,
+            mtime_ns=file.mtime_ns,
+            chunks=len(chunks),
+            lines=len(_lines(text)),
         )
+        batch.add(self.owner, record, chunks)
         report.indexed.append(file.name)
         report.chunks += len(chunks)
+        if own:
+            await self._flush(batch)
 
-    async def _write_chunk(self, name: str, index: int, chunk: Chunk) -> None:
-        label = chunk_label(name, index)
-        for attempt in range(2):
-            try:
-                await self.store.create_block(
-                    self.owner,
-                    label,
-                    chunk.text,
-                    description=f"{name}, lines {chunk.start}-{chunk.end}",
-                    kind=BlockKind.ARCHIVAL,
-                    char_limit=None,
-                    permission=Permission.ADMIN,
-                    tags=(SOURCE_TAG, f"file:{file_digest(name)}"),
-                    metadata={"file": name, "start": chunk.start, "end": chunk.end},
-                )
-                return
-            except AlreadyExistsError:  # left by an index run that stopped half-way
-                if attempt:
-                    raise
-                await self.store.delete_block(self.owner, label)
+    async def _flush(self, batch: _Batch) -> None:
+        """Write the queued files' passages and records in one transaction (the store
+        embeds the passages in batches); a passage or record already there (an earlier
+        version, or a run that stopped half-way) is replaced."""
+        if batch.blocks:
+            await self.store.import_records(batch.blocks, on_conflict="replace")
+        batch.clear()
 
     async def _write_record(self, record: FileRecord) -> None:
         label = file_label(record.name)
@@ -339,8 +385,8 @@ class SourceIndex:
                 permission=Permission.ADMIN,
             )
 
-    async def _drop_chunks(self, name: str, count: int) -> None:
-        for index in range(count):
+    async def _drop_chunks(self, name: str, count: int, *, start: int = 0) -> None:
+        for index in range(start, count):
             with contextlib.suppress(NotFoundError):
                 await self.store.delete_block(self.owner, chunk_label(name, index))
 
